@@ -1,0 +1,20 @@
+//! The wire between the control daemon and its workers and plugins
+//! (ARCHITECTURE §4): the `Toolset` service every worker serves and the
+//! `Storage` service the daemon serves to plugins.
+
+/// `collegium.toolset.v1`: Describe, Render, Invoke, Cancel, Health.
+pub mod toolset {
+    pub mod v1 {
+        tonic::include_proto!("collegium.toolset.v1");
+    }
+}
+
+/// `collegium.storage.v1`: namespaced records for plugins (§3.14).
+pub mod storage {
+    pub mod v1 {
+        tonic::include_proto!("collegium.storage.v1");
+    }
+}
+
+/// The protocol version this build speaks, as carried in `Describe`.
+pub const PROTOCOL_VERSION: u32 = toolset::v1::ProtocolVersion::ProtocolVersion1 as u32;
