@@ -1,1 +1,88 @@
-fn main() {}
+//! `collegium`: the control daemon and the operator's command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use collegium_control::config;
+
+#[derive(Parser)]
+#[command(
+    name = "collegium",
+    version,
+    about = "Runs LLM-backed agents as colleagues in Mattermost"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check or describe a configuration file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Run the control daemon.
+    Run {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Check a whole file, printing every problem with its key; exit 1 on any.
+    Check {
+        /// The configuration file.
+        file: PathBuf,
+    },
+    /// Print the JSON Schema of the configuration file.
+    Schema,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Config {
+            command: ConfigCommand::Check { file },
+        } => config_check(&file),
+        Command::Config {
+            command: ConfigCommand::Schema,
+        } => {
+            let schema = config::schema::config_schema();
+            match serde_json::to_string_pretty(&schema) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("collegium: cannot render the schema: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Run { config } => match collegium_control::daemon::run(&config) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("collegium: {error}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn config_check(file: &std::path::Path) -> ExitCode {
+    match config::load(file) {
+        Ok(loaded) => {
+            print!("{}", config::summary::render(&loaded));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            print!("{}", error.report());
+            ExitCode::FAILURE
+        }
+    }
+}

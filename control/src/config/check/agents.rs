@@ -1,0 +1,370 @@
+//! Per-agent checks (§3.1, §3.4, §3.5, §3.8, §3.13, §3.15, §4.2).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::deployment::secret_source;
+use super::grants;
+use super::is_beneath;
+use super::names::{USERNAME_MAX, is_handle};
+use crate::config::model::{Agent, Config};
+use crate::config::problems::{KeyPath, Problems};
+use crate::config::resolved::{AgentLimits, ResolvedAgent, capitalised};
+use crate::context::sizing::{default_context_budget, max_turn_ceiling};
+use crate::skills;
+use crate::tools::{Registry, ToolRef};
+
+pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> Vec<ResolvedAgent> {
+    let mut usernames = BTreeSet::new();
+    let mut resolved = Vec::new();
+    for (i, agent) in config.agents.iter().enumerate() {
+        let path = KeyPath::root().key("agents").index(i);
+        identity(config, agent, &path, &mut usernames, problems);
+        prompt(config, agent, &path, problems);
+        let granted = grants::resolve(config, agent, &path, registry, problems);
+        let limits = limits(config, agent, &path, problems);
+        let mut holds: Vec<ToolRef> = granted.tools.clone();
+        holds.extend(registry.core_tools());
+        let skills = skills(config, agent, &path, registry, &holds, problems);
+        schedules(config, agent, &path, problems);
+        mailbox(config, &granted.settings, &path, problems);
+        resolved.push(ResolvedAgent {
+            username: agent.username.clone(),
+            display_name: agent
+                .display_name
+                .clone()
+                .unwrap_or_else(|| capitalised(&agent.username)),
+            model: agent.model.clone(),
+            limits,
+            namespaces: granted.namespaces,
+            tools: granted.tools,
+            skills,
+            settings: granted.settings,
+        });
+    }
+    colleagues(&resolved, problems);
+    resolved
+}
+
+fn identity(
+    config: &Config,
+    agent: &Agent,
+    path: &KeyPath,
+    usernames: &mut BTreeSet<String>,
+    problems: &mut Problems,
+) {
+    let key = path.key("username");
+    if !is_handle(&agent.username, USERNAME_MAX) {
+        problems.push(
+            key.clone(),
+            format!(
+                "`{}` is not a Mattermost username: lowercase letters, digits, `.`, `-` and `_`, starting with a letter, at most {USERNAME_MAX}",
+                agent.username
+            ),
+        );
+    }
+    if agent.username == config.mattermost.system_bot.username {
+        problems.push(
+            key.clone(),
+            format!("`{}` is the system bot's username (§3.2)", agent.username),
+        );
+    }
+    if !usernames.insert(agent.username.clone()) {
+        problems.push(
+            key,
+            format!(
+                "two agents have the username `{}`; each agent is one bot account (§3.1)",
+                agent.username
+            ),
+        );
+    }
+    if !config.models.contains_key(&agent.model) {
+        problems.push(
+            path.key("model"),
+            format!("`{}` is not a model declared under [models]", agent.model),
+        );
+    }
+}
+
+/// §3.1: the prompt is inline or a markdown file beneath the resources root.
+fn prompt(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Problems) {
+    match (&agent.prompt, &agent.prompt_file) {
+        (Some(text), None) => {
+            if text.trim().is_empty() {
+                problems.push(path.key("prompt"), "the prompt is empty");
+            }
+        }
+        (None, Some(file)) => {
+            let key = path.key("prompt_file");
+            let root = &config.deployment.resources_root;
+            let full = root.join(file);
+            if file.is_absolute() || !is_beneath(&full, root) {
+                problems.push(
+                    key,
+                    format!(
+                        "{} must be a relative path beneath the resources root {} (§3.1)",
+                        file.display(),
+                        root.display()
+                    ),
+                );
+                return;
+            }
+            match std::fs::read_to_string(&full) {
+                Ok(text) if text.trim().is_empty() => {
+                    problems.push(key, format!("{} is empty", full.display()));
+                }
+                Ok(_) => {}
+                Err(error) => problems.push(key, format!("cannot read {}: {error}", full.display())),
+            }
+        }
+        (Some(_), Some(_)) => problems.push(
+            path.key("prompt"),
+            "give the prompt inline or as `prompt_file`, not both",
+        ),
+        (None, None) => problems.push(
+            path.key("prompt"),
+            "missing: give the prompt inline, or as `prompt_file` beneath the resources root (§3.1)",
+        ),
+    }
+}
+
+fn limits(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Problems) -> AgentLimits {
+    let deployment = &config.limits;
+    let limits_path = KeyPath::root().key("limits");
+    let (ceiling, ceiling_key) = match agent.turn_ceiling_tokens {
+        Some(c) => (c, path.key("turn_ceiling_tokens")),
+        None => (
+            deployment.turn_ceiling_tokens,
+            limits_path.key("turn_ceiling_tokens"),
+        ),
+    };
+    let (budget, budget_key) = match (
+        agent.context_budget_tokens,
+        deployment.context_budget_tokens,
+    ) {
+        (Some(b), _) => (b, Some(path.key("context_budget_tokens"))),
+        (None, Some(b)) => (b, Some(limits_path.key("context_budget_tokens"))),
+        (None, None) => (default_context_budget(ceiling), None),
+    };
+    if let Some(key) = budget_key
+        && budget >= ceiling
+    {
+        problems.push(
+            key,
+            format!(
+                "the context budget ({budget} tokens) is not below the turn ceiling ({ceiling} tokens at {ceiling_key}); a window that filled it would leave the turn no room to start (§3.8)"
+            ),
+        );
+    }
+    if let Some(window) = config
+        .models
+        .get(&agent.model)
+        .and_then(|m| m.context_window)
+    {
+        let max = max_turn_ceiling(window);
+        if ceiling > max {
+            problems.push(
+                ceiling_key,
+                format!(
+                    "the turn ceiling ({ceiling} tokens) is more than {max} tokens, the share of model `{}`'s {window}-token window a turn may claim (§3.8)",
+                    agent.model
+                ),
+            );
+        }
+    }
+    for (value, key) in [
+        (agent.action_budget, "action_budget"),
+        (
+            agent.completion_time_limit_secs,
+            "completion_time_limit_secs",
+        ),
+        (agent.turn_ceiling_tokens, "turn_ceiling_tokens"),
+        (agent.context_budget_tokens, "context_budget_tokens"),
+    ] {
+        if value == Some(0) {
+            problems.push(path.key(key), "must be at least 1");
+        }
+    }
+    AgentLimits {
+        action_budget: agent.action_budget.unwrap_or(deployment.action_budget),
+        context_budget_tokens: budget,
+        turn_ceiling_tokens: ceiling,
+        completion_time_limit_secs: agent
+            .completion_time_limit_secs
+            .unwrap_or(deployment.completion_time_limit_secs),
+    }
+}
+
+/// §3.5: a skill must exist and parse, and the agent must hold every tool it
+/// declares.
+fn skills(
+    config: &Config,
+    agent: &Agent,
+    path: &KeyPath,
+    registry: &Registry,
+    holds: &[ToolRef],
+    problems: &mut Problems,
+) -> Vec<skills::Skill> {
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, name) in agent.skills.iter().enumerate() {
+        let key = path.key("skills").index(i);
+        if !seen.insert(name.as_str()) {
+            problems.push(key, format!("`{name}` is named twice"));
+            continue;
+        }
+        match skills::locate(
+            name,
+            registry,
+            &config.deployment.resources_root,
+            &config.deployment.plugins_root,
+        ) {
+            Err(error) => problems.push(key, error.to_string()),
+            Ok(skill) => {
+                let missing: Vec<String> = skill
+                    .tools
+                    .iter()
+                    .filter(|t| !holds.contains(t))
+                    .map(|t| format!("`{t}`"))
+                    .collect();
+                if missing.is_empty() {
+                    found.push(skill);
+                } else {
+                    problems.push(
+                        key,
+                        format!(
+                            "the skill `{name}` calls {}, which this agent is not granted (§3.5)",
+                            missing.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    found
+}
+
+/// §4.2: a schedule's recurrence and timezone parse, and it names a channel.
+fn schedules(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Problems) {
+    let mut names = BTreeSet::new();
+    for (i, schedule) in agent.schedules.iter().enumerate() {
+        let key = path.key("schedules").index(i);
+        if schedule.name.trim().is_empty() {
+            problems.push(key.key("name"), "the schedule's name is empty");
+        } else if !names.insert(schedule.name.as_str()) {
+            problems.push(
+                key.key("name"),
+                format!("this agent has two schedules named `{}`", schedule.name),
+            );
+        }
+        let fields = schedule.recurrence.split_whitespace().count();
+        if fields != 5 {
+            problems.push(
+                key.key("recurrence"),
+                format!(
+                    "`{}` has {fields} fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week)",
+                    schedule.recurrence
+                ),
+            );
+        } else if let Err(error) = schedule.recurrence.parse::<croner::Cron>() {
+            problems.push(
+                key.key("recurrence"),
+                format!("`{}` does not parse as cron: {error}", schedule.recurrence),
+            );
+        }
+        if let Some(tz) = &schedule.timezone
+            && tz.parse::<chrono_tz::Tz>().is_err()
+        {
+            problems.push(
+                key.key("timezone"),
+                format!("`{tz}` is not an IANA timezone"),
+            );
+        }
+        if !config.channels.iter().any(|c| c.name == schedule.channel) {
+            problems.push(
+                key.key("channel"),
+                format!(
+                    "`{}` is not a channel declared under [[channels]]; a schedule announces in a channel, never a DM (§4.2)",
+                    schedule.channel
+                ),
+            );
+        }
+        if schedule.text.trim().is_empty() {
+            problems.push(key.key("text"), "the announcement text is empty");
+        }
+    }
+}
+
+/// §3.13: the mailbox's credentials are well-formed and it announces in a
+/// declared channel. Whether mail is granted without a mailbox, or a mailbox is
+/// partial, is the mail settings schema's to say.
+fn mailbox(
+    config: &Config,
+    settings: &std::collections::BTreeMap<String, Value>,
+    path: &KeyPath,
+    problems: &mut Problems,
+) {
+    let Some(mailbox) = settings.get("mail").and_then(|m| m.get("mailbox")) else {
+        return;
+    };
+    let key = path.key("settings").key("mail").key("mailbox");
+    if let Some(channel) = mailbox.get("announce_channel").and_then(Value::as_str)
+        && !config.channels.iter().any(|c| c.name == channel)
+    {
+        problems.push(
+            key.key("announce_channel"),
+            format!(
+                "`{channel}` is not a channel declared under [[channels]]; mail is announced in a channel, never a DM (§3.13)"
+            ),
+        );
+    }
+    for server in ["imap", "smtp"] {
+        if let Some(password) = mailbox.get(server).and_then(|s| s.get("password"))
+            && let Ok(secret) =
+                serde_json::from_value::<crate::config::secret::Secret>(password.clone())
+        {
+            secret_source(&secret, key.key(server).key("password"), problems);
+        }
+    }
+}
+
+/// §3.15: a declared colleague is another configured agent that holds
+/// `tasks::report`.
+fn colleagues(agents: &[ResolvedAgent], problems: &mut Problems) {
+    let report = ToolRef::new("tasks", "report");
+    for (i, agent) in agents.iter().enumerate() {
+        let Some(list) = agent
+            .settings
+            .get("tasks")
+            .and_then(|t| t.get("colleagues"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        for (j, name) in list.iter().filter_map(Value::as_str).enumerate() {
+            let key = KeyPath::root()
+                .key("agents")
+                .index(i)
+                .key("settings")
+                .key("tasks")
+                .key("colleagues")
+                .index(j);
+            let name = name.trim_start_matches('@');
+            if name == agent.username {
+                problems.push(key, format!("`{name}` is this agent itself; an agent never assigns itself a unit (§3.15)"));
+            } else {
+                match agents.iter().find(|a| a.username == name) {
+                    None => problems.push(key, format!("`{name}` is not a configured agent (§3.15)")),
+                    Some(colleague) if !colleague.holds(&report) => problems.push(
+                        key,
+                        format!(
+                            "`{name}` holds no `tasks::report`, so it could never report back (§3.15)"
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Deployment-wide checks: timezone, channels, callbacks, Mattermost, models,
+//! limits and the deployment's toolset defaults.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use super::names::{CHANNEL_NAME_MAX, USERNAME_MAX, is_handle, is_http_url};
+use crate::config::model::{Config, ProviderKind};
+use crate::config::problems::{KeyPath, Problems};
+use crate::config::secret::Secret;
+use crate::tools::{Registry, ToolsetKind};
+
+pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
+    let root = KeyPath::root();
+    let deployment = root.key("deployment");
+    if config
+        .deployment
+        .operator_timezone
+        .parse::<chrono_tz::Tz>()
+        .is_err()
+    {
+        problems.push(
+            deployment.key("operator_timezone"),
+            format!(
+                "`{}` is not an IANA timezone (for example `Europe/Berlin`)",
+                config.deployment.operator_timezone
+            ),
+        );
+    }
+    if !config
+        .channels
+        .iter()
+        .any(|c| c.name == config.deployment.main_channel)
+    {
+        problems.push(
+            deployment.key("main_channel"),
+            format!(
+                "`{}` is not one of the channels declared under [[channels]]; boot notices need it (§7.3)",
+                config.deployment.main_channel
+            ),
+        );
+    }
+    channels(config, problems);
+    callbacks(config, problems);
+    mattermost(config, problems);
+    models(config, problems);
+    limits(config, problems);
+    toolset_defaults(config, registry, problems);
+}
+
+fn channels(config: &Config, problems: &mut Problems) {
+    let mut seen = BTreeSet::new();
+    for (i, channel) in config.channels.iter().enumerate() {
+        let path = KeyPath::root().key("channels").index(i).key("name");
+        if !is_handle(&channel.name, CHANNEL_NAME_MAX) {
+            problems.push(
+                path.clone(),
+                format!(
+                    "`{}` is not a channel name: lowercase letters, digits, `.`, `-` and `_`, starting with a letter, at most {CHANNEL_NAME_MAX}",
+                    channel.name
+                ),
+            );
+        }
+        if !seen.insert(channel.name.as_str()) {
+            problems.push(
+                path,
+                format!("the channel `{}` is declared twice", channel.name),
+            );
+        }
+    }
+}
+
+/// §6.4: the callback port must not be publicly routable.
+fn callbacks(config: &Config, problems: &mut Problems) {
+    let path = KeyPath::root().key("callbacks");
+    let ip = config.callbacks.bind.ip();
+    if !is_loopback_or_private(ip) {
+        problems.push(
+            path.key("bind"),
+            format!(
+                "{ip} is neither a loopback nor a private address; bind the loopback or a private interface and let Mattermost reach it over that path (§6.4)"
+            ),
+        );
+    }
+    if !is_http_url(&config.callbacks.public_url) {
+        problems.push(
+            path.key("public_url"),
+            format!("`{}` is not an http(s) URL", config.callbacks.public_url),
+        );
+    }
+    if let Some(secret) = &config.callbacks.trigger_secret {
+        secret_source(secret, path.key("trigger_secret"), problems);
+    }
+}
+
+fn is_loopback_or_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+        // fc00::/7, the unique-local range, is IPv6's private space.
+        IpAddr::V6(v6) => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+    }
+}
+
+fn mattermost(config: &Config, problems: &mut Problems) {
+    let path = KeyPath::root().key("mattermost");
+    let mm = &config.mattermost;
+    if !is_http_url(&mm.url) {
+        problems.push(
+            path.key("url"),
+            format!("`{}` is not an http(s) URL", mm.url),
+        );
+    }
+    if !is_handle(&mm.team, CHANNEL_NAME_MAX) {
+        problems.push(
+            path.key("team"),
+            format!("`{}` is not a team name", mm.team),
+        );
+    }
+    if !is_handle(&mm.system_bot.username, USERNAME_MAX) {
+        problems.push(
+            path.key("system_bot").key("username"),
+            format!("`{}` is not a Mattermost username", mm.system_bot.username),
+        );
+    }
+    if let Some(admin) = &mm.admin {
+        let admin_path = path.key("admin");
+        match (&admin.username, &admin.password, &admin.token) {
+            (Some(_), Some(password), None) => {
+                secret_source(password, admin_path.key("password"), problems);
+            }
+            (None, None, Some(token)) => secret_source(token, admin_path.key("token"), problems),
+            _ => problems.push(
+                admin_path,
+                "give either `username` with `password`, or `token` alone",
+            ),
+        }
+    }
+}
+
+fn models(config: &Config, problems: &mut Problems) {
+    for (name, model) in &config.models {
+        let path = KeyPath::root().key("models").key(name);
+        if model.context_window.is_none() {
+            problems.push(
+                path.key("context_window"),
+                "missing: a model cannot be offered without a recorded context window (§3.8)",
+            );
+        }
+        if model.model.trim().is_empty() {
+            problems.push(path.key("model"), "the provider's model name is empty");
+        }
+        if let Some(url) = &model.base_url
+            && !is_http_url(url)
+        {
+            problems.push(
+                path.key("base_url"),
+                format!("`{url}` is not an http(s) URL"),
+            );
+        }
+        match &model.api_key {
+            Some(key) => secret_source(key, path.key("api_key"), problems),
+            None if model.provider != ProviderKind::OpenaiCompatible => problems.push(
+                path.key("api_key"),
+                format!(
+                    "missing: the {} provider needs a key",
+                    model.provider.as_str()
+                ),
+            ),
+            None => {}
+        }
+    }
+}
+
+fn limits(config: &Config, problems: &mut Problems) {
+    let path = KeyPath::root().key("limits");
+    let limits = &config.limits;
+    if limits.debounce_window_ms > limits.debounce_ceiling_ms {
+        problems.push(
+            path.key("debounce_ceiling_ms"),
+            format!(
+                "{} is below debounce_window_ms ({}); the ceiling bounds the window (§4.4)",
+                limits.debounce_ceiling_ms, limits.debounce_window_ms
+            ),
+        );
+    }
+}
+
+/// `[settings.NS]`: deployment defaults for a toolset the registry knows.
+fn toolset_defaults(config: &Config, registry: &Registry, problems: &mut Problems) {
+    for (namespace, value) in &config.settings {
+        let path = KeyPath::root().key("settings").key(namespace);
+        match registry.toolset(namespace) {
+            Some(toolset) if toolset.kind == ToolsetKind::Core => problems.push(
+                path,
+                format!("`{namespace}` is core framework machinery and takes no settings (§3.4)"),
+            ),
+            Some(_) => {}
+            None if config.deployment.plugins_root.join(namespace).is_dir() => {}
+            None => problems.push(
+                path,
+                format!("there is no toolset `{namespace}` to give settings to"),
+            ),
+        }
+        if !value.is_object() {
+            problems.push(
+                KeyPath::root().key("settings").key(namespace),
+                "must be a table",
+            );
+        }
+    }
+}
+
+/// A secret names exactly one source; a file it names must exist where this
+/// process can see that it does not.
+pub fn secret_source(secret: &Secret, path: KeyPath, problems: &mut Problems) {
+    match secret.source() {
+        Err(error) => problems.push(path, error.to_string()),
+        Ok(crate::config::secret::SecretSource::File(file)) => {
+            // Only a definite absence is a problem: the file may be readable by
+            // the process that needs it and not by whoever runs the check.
+            if let Err(error) = std::fs::metadata(file)
+                && error.kind() == std::io::ErrorKind::NotFound
+            {
+                problems.push(
+                    path.key("file"),
+                    format!("{} does not exist", file.display()),
+                );
+            }
+        }
+        Ok(_) => {}
+    }
+}

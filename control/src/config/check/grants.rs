@@ -1,0 +1,238 @@
+//! Grants and settings are one mechanism (§3.4): an agent is granted
+//! namespaces or single tools; its effective settings per toolset are the
+//! deployment defaults merged shallowly with its own, parsed against the
+//! toolset's schema; a ref-only tool is left out of a namespace grant until its
+//! settings are present, and naming it by ref without them is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::config::model::{Agent, Config};
+use crate::config::problems::{KeyPath, Problem, Problems};
+use crate::config::schema::structural_problems;
+use crate::tools::names::{GrantName, parse_grant};
+use crate::tools::{Registry, ToolRef, ToolsetDeclaration, ToolsetKind};
+
+/// What an agent's grants come to.
+pub struct Granted {
+    pub namespaces: Vec<String>,
+    pub tools: Vec<ToolRef>,
+    pub settings: BTreeMap<String, Value>,
+}
+
+pub fn resolve(
+    config: &Config,
+    agent: &Agent,
+    path: &KeyPath,
+    registry: &Registry,
+    problems: &mut Problems,
+) -> Granted {
+    let plugins_root = &config.deployment.plugins_root;
+    let mut named: Vec<(usize, GrantName)> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, text) in agent.grants.iter().enumerate() {
+        let grant_path = path.key("grants").index(i);
+        if !seen.insert(text.as_str()) {
+            problems.push(grant_path, format!("`{text}` is granted twice"));
+            continue;
+        }
+        match parse_grant(text) {
+            Err(error) => problems.push(grant_path, format!("the grant {error}")),
+            Ok(grant) => match grant_problem(&grant, registry, plugins_root) {
+                Some(message) => problems.push(grant_path, message),
+                None => named.push((i, grant)),
+            },
+        }
+    }
+
+    let granted_namespaces: BTreeSet<String> = named
+        .iter()
+        .map(|(_, g)| match g {
+            GrantName::Namespace(ns) => ns.clone(),
+            GrantName::Tool(t) => t.namespace.clone(),
+        })
+        .collect();
+
+    for namespace in agent.settings.keys() {
+        if !granted_namespaces.contains(namespace) {
+            problems.push(
+                path.key("settings").key(namespace),
+                format!("settings for `{namespace}`, which this agent is not granted (§3.4)"),
+            );
+        }
+    }
+
+    let mut settings = BTreeMap::new();
+    for namespace in &granted_namespaces {
+        if let Some(toolset) = registry.toolset(namespace) {
+            let merged = merged_settings(config, agent, namespace, path, problems);
+            for problem in settings_problems(toolset, &merged, config, agent, path) {
+                problems.extend([problem]);
+            }
+            settings.insert(namespace.clone(), Value::Object(merged));
+        }
+    }
+
+    let mut tools = BTreeSet::new();
+    for (i, grant) in &named {
+        match grant {
+            GrantName::Namespace(ns) => {
+                if let Some(toolset) = registry.toolset(ns) {
+                    for tool in &toolset.tools {
+                        if settings_present(&tool.requires_settings, settings.get(ns)) {
+                            tools.insert(ToolRef::new(ns, &tool.name));
+                        }
+                    }
+                }
+            }
+            GrantName::Tool(tool) => {
+                if let Some(declared) = registry.tool(tool)
+                    && !settings_present(&declared.requires_settings, settings.get(&tool.namespace))
+                {
+                    problems.push(
+                        path.key("grants").index(*i),
+                        format!(
+                            "`{tool}` works only with the setting{} {} under [agents.settings.{}] or [settings.{}], and none is given (§3.4)",
+                            if declared.requires_settings.len() == 1 { "" } else { "s" },
+                            declared
+                                .requires_settings
+                                .iter()
+                                .map(|s| format!("`{s}`"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            tool.namespace,
+                            tool.namespace,
+                        ),
+                    );
+                    continue;
+                }
+                tools.insert(tool.clone());
+            }
+        }
+    }
+
+    Granted {
+        namespaces: granted_namespaces.into_iter().collect(),
+        tools: tools.into_iter().collect(),
+        settings,
+    }
+}
+
+/// Why a well-formed grant names nothing grantable, if it does not.
+fn grant_problem(grant: &GrantName, registry: &Registry, plugins_root: &Path) -> Option<String> {
+    let (namespace, tool) = match grant {
+        GrantName::Namespace(ns) => (ns.as_str(), None),
+        GrantName::Tool(t) => (t.namespace.as_str(), Some(t.tool.as_str())),
+    };
+    match registry.toolset(namespace) {
+        Some(toolset) if toolset.kind == ToolsetKind::Core => Some(format!(
+            "`{}` is a core tool every agent already holds; naming it in config is an error (§3.4)",
+            tool.map_or_else(|| namespace.to_string(), |t| format!("{namespace}::{t}"))
+        )),
+        Some(toolset) => tool.and_then(|t| {
+            toolset.tool(t).is_none().then(|| {
+                format!(
+                    "the toolset `{namespace}` has no tool `{t}`; it has {}",
+                    toolset
+                        .tools
+                        .iter()
+                        .map(|d| format!("`{namespace}::{}`", d.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        }),
+        None if plugins_root.join(namespace).is_dir() => None,
+        None => Some(format!(
+            "no toolset `{namespace}`: it is not a framework toolset, and there is no plugin directory {}",
+            plugins_root.join(namespace).display()
+        )),
+    }
+}
+
+/// The deployment's `[settings.NS]` with the agent's own merged over it,
+/// shallowly (§3.4).
+fn merged_settings(
+    config: &Config,
+    agent: &Agent,
+    namespace: &str,
+    path: &KeyPath,
+    problems: &mut Problems,
+) -> Map<String, Value> {
+    let mut merged = match config.settings.get(namespace) {
+        Some(Value::Object(defaults)) => defaults.clone(),
+        _ => Map::new(),
+    };
+    match agent.settings.get(namespace) {
+        Some(Value::Object(own)) => {
+            for (key, value) in own {
+                merged.insert(key.clone(), value.clone());
+            }
+        }
+        Some(_) => problems.push(path.key("settings").key(namespace), "must be a table"),
+        None => {}
+    }
+    merged
+}
+
+/// Problems with merged settings, each at the key that supplied the value, or
+/// at the agent's own settings where a required key is missing.
+fn settings_problems(
+    toolset: &ToolsetDeclaration,
+    merged: &Map<String, Value>,
+    config: &Config,
+    agent: &Agent,
+    path: &KeyPath,
+) -> Vec<Problem> {
+    let namespace = &toolset.namespace;
+    let own = path.key("settings").key(namespace);
+    let defaults = KeyPath::root().key("settings").key(namespace);
+    let from_agent = |key: &str| {
+        agent
+            .settings
+            .get(namespace)
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.contains_key(key))
+    };
+    let from_defaults = |key: &str| {
+        config
+            .settings
+            .get(namespace)
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.contains_key(key))
+    };
+    let instance = Value::Object(merged.clone());
+    structural_problems(&toolset.settings_schema, &instance, &own)
+        .into_iter()
+        .map(|mut problem| {
+            // Re-root a problem whose top-level key came from the deployment
+            // defaults, so the operator is sent to the line that set it.
+            let relative = problem
+                .path
+                .as_str()
+                .strip_prefix(own.as_str())
+                .unwrap_or_default()
+                .trim_start_matches('.')
+                .to_string();
+            let top = relative
+                .split(['.', '['])
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            if !top.is_empty() && !from_agent(&top) && from_defaults(&top) {
+                problem.path = defaults.suffixed(&relative);
+            }
+            problem
+        })
+        .collect()
+}
+
+fn settings_present(required: &[String], settings: Option<&Value>) -> bool {
+    required.iter().all(|key| {
+        settings
+            .and_then(|s| s.get(key))
+            .is_some_and(|v| !v.is_null())
+    })
+}

@@ -1,0 +1,37 @@
+//! The semantic pass over a file whose shape is valid: cross-references,
+//! limits and grants, each refusal naming its key and citing the spec.
+//! `docs/config-refusals.md` lists every refusal made here.
+
+mod agents;
+mod deployment;
+mod grants;
+mod names;
+
+use std::path::Path;
+
+use super::model::Config;
+use super::problems::{Problem, Problems};
+use super::resolved::ResolvedAgent;
+use crate::tools::Registry;
+
+/// Checks `config` (its paths already absolute) against `registry`, returning
+/// each agent as it resolves, or every problem found.
+pub fn check(config: &Config, registry: &Registry) -> Result<Vec<ResolvedAgent>, Vec<Problem>> {
+    let mut problems = Problems::default();
+    deployment::check(config, registry, &mut problems);
+    let agents = agents::check(config, registry, &mut problems);
+    if problems.is_empty() {
+        Ok(agents)
+    } else {
+        Err(problems.into_vec())
+    }
+}
+
+/// Whether `path` lies strictly beneath `root`, both read lexically (the file
+/// itself need not exist).
+fn is_beneath(path: &Path, root: &Path) -> bool {
+    match (super::paths::lexical(path), super::paths::lexical(root)) {
+        (Some(path), Some(root)) => path.starts_with(&root) && path != root,
+        _ => false,
+    }
+}

@@ -1,0 +1,4 @@
+//! The context window (§3.8). Assembly lands with the turns work; what is here
+//! now are the fixed shares the configuration is checked against.
+
+pub mod sizing;

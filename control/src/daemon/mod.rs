@@ -1,0 +1,150 @@
+//! The daemon's lifecycle: check the configuration, open the store, record
+//! this run, stamp liveness while running, and record a clean stop on SIGTERM
+//! (§7.3). The chat, turn and worker machinery join this loop as they land;
+//! until then the daemon says plainly that it serves nothing.
+
+mod logging;
+
+use std::path::Path;
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+use crate::config::{self, LoadError};
+use crate::store::{Store, StoreError, StoreHandle};
+
+pub use logging::init as init_logging;
+
+/// How often a running daemon stamps the store, so a crash leaves a last known
+/// alive time no older than this (§7.3).
+pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(15);
+
+/// The store's file name inside the state directory.
+pub const STORE_FILE: &str = "collegium.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("the configuration is refused:\n{}", .0.report().trim_end())]
+    Config(#[from] LoadError),
+    #[error("cannot create the state directory {path}: {source}")]
+    StateDir {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(config_path: &Path) -> Result<(), DaemonError> {
+    init_logging();
+    let loaded = config::load(config_path)?;
+    info!(
+        config = %config_path.display(),
+        agents = loaded.agents.len(),
+        "configuration checked"
+    );
+    let state_dir = &loaded.config.deployment.state_dir;
+    create_private_dir(state_dir)?;
+    let store_path = state_dir.join(STORE_FILE);
+    let store = Store::open(&store_path)?;
+    info!(
+        store = %store_path.display(),
+        schema_version = store.schema_version()?,
+        "store open"
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("collegium")
+        .build()
+        .map_err(DaemonError::Runtime)?;
+    runtime.block_on(serve(store))
+}
+
+async fn serve(store: Store) -> Result<(), DaemonError> {
+    let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
+    let boot_id = uuid::Uuid::now_v7().to_string();
+    let version = env!("CARGO_PKG_VERSION");
+    let started = now_millis();
+    {
+        let boot_id = boot_id.clone();
+        store
+            .call(move |s| s.begin_run(&boot_id, version, started))
+            .await?;
+    }
+    let previous = {
+        let boot_id = boot_id.clone();
+        store.call(move |s| s.previous_run(&boot_id)).await?
+    };
+    match previous {
+        Some(run) => match run.stopped_at {
+            Some(stopped) => info!(
+                previous_boot = %run.boot_id,
+                down_ms = started - stopped,
+                "previous run stopped cleanly"
+            ),
+            None => warn!(
+                previous_boot = %run.boot_id,
+                down_ms_since_last_alive = started - run.last_alive_at,
+                "previous run did not stop cleanly; it was last known alive before this"
+            ),
+        },
+        None => info!("first run against this store"),
+    }
+    info!(
+        boot_id = %boot_id,
+        version,
+        "collegium is running; this build does not yet connect to Mattermost, so it serves no agents"
+    );
+
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(DaemonError::Runtime)?;
+    let mut liveness = tokio::time::interval(LIVENESS_INTERVAL);
+    liveness.tick().await;
+    let signal = loop {
+        tokio::select! {
+            _ = terminate.recv() => break "SIGTERM",
+            result = tokio::signal::ctrl_c() => {
+                result.map_err(DaemonError::Runtime)?;
+                break "SIGINT";
+            }
+            _ = liveness.tick() => {
+                let boot_id = boot_id.clone();
+                let now = now_millis();
+                if let Err(error) = store.call(move |s| s.stamp_liveness(&boot_id, now)).await {
+                    warn!(%error, "could not stamp liveness");
+                }
+            }
+        }
+    };
+    let stopped = now_millis();
+    store
+        .call(move |s| s.record_clean_stop(&boot_id, stopped))
+        .await?;
+    info!(signal, "stopped cleanly");
+    Ok(())
+}
+
+fn create_private_dir(path: &Path) -> Result<(), DaemonError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if path.is_dir() {
+        return Ok(());
+    }
+    // The store must be unreadable by agent users (A2): the directory is the
+    // daemon's alone.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|source| DaemonError::StateDir {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+fn now_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

@@ -1,0 +1,155 @@
+//! Observed channels and posts (§8.2).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole};
+use super::{Millis, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservedChannel {
+    pub id: String,
+    pub name: String,
+    pub display_name: String,
+    pub kind: ChannelKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostFile {
+    pub file_id: String,
+    pub name: String,
+    pub mime_type: String,
+    pub size: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservedPost {
+    pub id: String,
+    pub channel_id: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_kind: AuthorKind,
+    pub created_at: Millis,
+    pub message: String,
+    pub props: Option<String>,
+    pub role: PostRole,
+    pub turn_id: Option<String>,
+    pub pinned: bool,
+    pub observed_at: Millis,
+    pub observed_via: ObservedVia,
+    pub files: Vec<PostFile>,
+}
+
+impl Store {
+    /// Records a channel, or refreshes its name and display name.
+    pub fn record_channel(&self, channel: &ObservedChannel) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO channels (id, name, display_name, kind) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, display_name = excluded.display_name",
+            params![channel.id, channel.name, channel.display_name, channel.kind],
+        )?;
+        Ok(())
+    }
+
+    /// Records a post the first time it is observed; a post seen again (a
+    /// backfill overlapping the socket) is left as first recorded. Returns
+    /// whether it was new.
+    pub fn record_post(&mut self, post: &ObservedPost) -> Result<bool, StoreError> {
+        let tx = self.conn.transaction()?;
+        let inserted = tx.execute(
+            "INSERT INTO posts (id, channel_id, author_id, author_name, author_kind, created_at,
+                                message, props, role, turn_id, pinned, observed_at, observed_via)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             ON CONFLICT (id) DO NOTHING",
+            params![
+                post.id,
+                post.channel_id,
+                post.author_id,
+                post.author_name,
+                post.author_kind,
+                post.created_at,
+                post.message,
+                post.props,
+                post.role,
+                post.turn_id,
+                post.pinned,
+                post.observed_at,
+                post.observed_via,
+            ],
+        )? == 1;
+        if inserted {
+            for file in &post.files {
+                tx.execute(
+                    "INSERT INTO post_files (post_id, file_id, name, mime_type, size)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![post.id, file.file_id, file.name, file.mime_type, file.size],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(inserted)
+    }
+
+    pub fn post(&self, id: &str) -> Result<Option<ObservedPost>, StoreError> {
+        let post = self
+            .conn
+            .query_row(
+                "SELECT id, channel_id, author_id, author_name, author_kind, created_at, message,
+                        props, role, turn_id, pinned, observed_at, observed_via
+                 FROM posts WHERE id = ?1",
+                params![id],
+                |row| {
+                    Ok(ObservedPost {
+                        id: row.get(0)?,
+                        channel_id: row.get(1)?,
+                        author_id: row.get(2)?,
+                        author_name: row.get(3)?,
+                        author_kind: row.get(4)?,
+                        created_at: row.get(5)?,
+                        message: row.get(6)?,
+                        props: row.get(7)?,
+                        role: row.get(8)?,
+                        turn_id: row.get(9)?,
+                        pinned: row.get(10)?,
+                        observed_at: row.get(11)?,
+                        observed_via: row.get(12)?,
+                        files: Vec::new(),
+                    })
+                },
+            )
+            .optional()?;
+        let Some(mut post) = post else {
+            return Ok(None);
+        };
+        let mut files = self.conn.prepare(
+            "SELECT file_id, name, mime_type, size FROM post_files WHERE post_id = ?1 ORDER BY rowid",
+        )?;
+        post.files = files
+            .query_map(params![id], |row| {
+                Ok(PostFile {
+                    file_id: row.get(0)?,
+                    name: row.get(1)?,
+                    mime_type: row.get(2)?,
+                    size: row.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Some(post))
+    }
+
+    /// The newest recorded post of a channel, by time then id: where backfill
+    /// resumes (§8.2).
+    pub fn last_post_in_channel(
+        &self,
+        channel_id: &str,
+    ) -> Result<Option<(String, Millis)>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, created_at FROM posts WHERE channel_id = ?1
+                 ORDER BY created_at DESC, id DESC LIMIT 1",
+                params![channel_id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?)
+    }
+}

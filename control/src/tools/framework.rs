@@ -1,0 +1,368 @@
+//! The framework's own toolsets, as the spec names them (§3.4–§3.7a, §3.13,
+//! §3.15). A toolset whose behaviour lands in a later piece of work is declared
+//! here already, so configuration that grants it is checked today against the
+//! same declaration its implementation will serve (a worker's handshake is
+//! compared with it at boot).
+
+use serde_json::{Value, json};
+
+use super::names::ToolRef;
+use super::registry::{
+    Gate, Host, SkillDeclaration, ToolDeclaration, ToolsetDeclaration, ToolsetKind,
+};
+
+/// The skills every agent's manifest carries; naming one in config is an
+/// error (§3.5).
+pub const CORE_SKILLS: &[&str] = &["handing-work-to-a-peer", "understanding-collegium"];
+
+/// A tool declaration, read top to bottom at the call site.
+struct Tool(ToolDeclaration);
+
+impl Tool {
+    fn new(name: &str, description: &str) -> Self {
+        Self(ToolDeclaration {
+            name: name.to_string(),
+            description: description.to_string(),
+            gate: Gate::None,
+            retryable: false,
+            budget_exempt: false,
+            concurrent: false,
+            supersedable: false,
+            requires_settings: Vec::new(),
+        })
+    }
+    /// An ungated read: safe to repeat and to run beside other reads.
+    fn read(name: &str, description: &str) -> Self {
+        Self::new(name, description).retryable().concurrent()
+    }
+    fn approval(mut self) -> Self {
+        self.0.gate = Gate::Approval;
+        self
+    }
+    fn ask(mut self) -> Self {
+        self.0.gate = Gate::Ask;
+        self
+    }
+    fn retryable(mut self) -> Self {
+        self.0.retryable = true;
+        self
+    }
+    fn concurrent(mut self) -> Self {
+        self.0.concurrent = true;
+        self
+    }
+    fn budget_exempt(mut self) -> Self {
+        self.0.budget_exempt = true;
+        self
+    }
+    fn supersedable(mut self) -> Self {
+        self.0.supersedable = true;
+        self
+    }
+    fn requires(mut self, setting: &str) -> Self {
+        self.0.requires_settings.push(setting.to_string());
+        self
+    }
+}
+
+fn toolset(
+    namespace: &str,
+    kind: ToolsetKind,
+    host: Host,
+    settings_schema: Value,
+    tools: Vec<Tool>,
+) -> ToolsetDeclaration {
+    ToolsetDeclaration {
+        namespace: namespace.to_string(),
+        kind,
+        host,
+        tools: tools.into_iter().map(|t| t.0).collect(),
+        settings_schema,
+        skills: Vec::<SkillDeclaration>::new(),
+    }
+}
+
+/// A toolset that takes no settings.
+fn no_settings() -> Value {
+    json!({"type": "object", "additionalProperties": false})
+}
+
+/// The schema of a secret inside toolset settings, as `Secret` reads it.
+fn secret_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "file": {"type": "string", "minLength": 1},
+            "env": {"type": "string", "minLength": 1},
+            "value": {"type": "string", "minLength": 1}
+        },
+        "minProperties": 1,
+        "maxProperties": 1
+    })
+}
+
+fn positive() -> Value {
+    json!({"type": "integer", "minimum": 1})
+}
+
+fn mail_server() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["host", "port", "username", "password"],
+        "properties": {
+            "host": {"type": "string", "minLength": 1},
+            "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+            "username": {"type": "string", "minLength": 1},
+            "password": secret_schema(),
+            "tls": {"enum": ["implicit", "starttls", "none"]}
+        }
+    })
+}
+
+pub fn declarations() -> Vec<ToolsetDeclaration> {
+    use Host::{Daemon, Worker};
+    use ToolsetKind::{Core, Framework};
+    vec![
+        // Core machinery every agent holds (§3.4).
+        toolset(
+            "builtins",
+            Core,
+            Daemon,
+            no_settings(),
+            vec![
+                Tool::read(
+                    "now",
+                    "The current date and time in the operator's timezone.",
+                )
+                .budget_exempt(),
+            ],
+        ),
+        toolset(
+            "results",
+            Core,
+            Daemon,
+            no_settings(),
+            vec![Tool::read(
+                "read",
+                "Read on in a result of this turn from an offset, or find phrases in it.",
+            )],
+        ),
+        toolset(
+            "skills",
+            Core,
+            Daemon,
+            no_settings(),
+            vec![
+                Tool::read("load", "Load an assigned skill, or one of its references.")
+                    .budget_exempt(),
+            ],
+        ),
+        toolset(
+            "triggers",
+            Core,
+            Daemon,
+            no_settings(),
+            vec![Tool::new("resolve", "Mark a trigger announced to you as handled.").retryable()],
+        ),
+        // Framework capabilities, granted per agent.
+        toolset(
+            "memory",
+            Framework,
+            Daemon,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "max_entries": positive(),
+                    "max_description_chars": positive(),
+                    "max_body_chars": positive()
+                }
+            }),
+            vec![
+                Tool::read("read", "Read a memory's body.").budget_exempt(),
+                Tool::new("write", "Keep a new memory."),
+                Tool::new("append", "Add to a memory's body."),
+                Tool::new(
+                    "replace",
+                    "Replace passages of a memory's body, all or none.",
+                ),
+                Tool::new("rewrite", "Replace a memory's whole body."),
+                Tool::new("delete", "Delete a memory.").retryable(),
+            ],
+        ),
+        toolset(
+            "conversations",
+            Framework,
+            Daemon,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {"max_hits": positive()}
+            }),
+            vec![
+                Tool::read("search", "Search posts in channels you are in."),
+                Tool::read("read", "Read one post whole by its id."),
+            ],
+        ),
+        toolset(
+            "tasks",
+            Framework,
+            Daemon,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "colleagues": {
+                        "description": "The colleagues (usernames) this agent may assign units to (§3.15).",
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "uniqueItems": true
+                    },
+                    "open_units_cap": positive()
+                }
+            }),
+            vec![
+                Tool::new("assign", "Hand a unit of work to a colleague."),
+                Tool::new(
+                    "report",
+                    "Report on a unit assigned to you: review or blocked.",
+                ),
+                Tool::new("close", "Close a unit you created: done or cancelled."),
+                Tool::read("read", "Read a unit whole.").budget_exempt(),
+            ],
+        ),
+        toolset(
+            "ask",
+            Framework,
+            Daemon,
+            no_settings(),
+            vec![
+                Tool::new(
+                    "human",
+                    "Ask the person your work descends from a question.",
+                )
+                .ask(),
+            ],
+        ),
+        toolset(
+            "workspace",
+            Framework,
+            Daemon,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "list_entry_cap": positive(),
+                    "find_count_cap": positive(),
+                    "grep_hit_cap": positive()
+                }
+            }),
+            vec![
+                Tool::new("write", "Write a file in your workspace.").approval(),
+                Tool::read("read", "Read part of a file in your workspace."),
+                Tool::read("list", "List a directory of your workspace."),
+                Tool::read("find", "Find files in your workspace by glob."),
+                Tool::read("grep", "Search files in your workspace for a pattern."),
+                Tool::read("stat", "Describe one path in your workspace."),
+            ],
+        ),
+        toolset(
+            "shell",
+            Framework,
+            Worker("shell".into()),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "deadline_secs": positive(),
+                    "output_prefix_bytes": positive(),
+                    "probe_commands": {
+                        "description": "Commands probed at boot as the agent's user; those found are named in the preamble (§3.4).",
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1}
+                    }
+                }
+            }),
+            vec![Tool::new("run", "Run one command as your own OS user.").approval()],
+        ),
+        toolset(
+            "web",
+            Framework,
+            Worker("browser".into()),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "search": {
+                        "description": "The search provider web::search queries; unset, the tool is not offered (§3.4).",
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["provider", "api_key"],
+                        "properties": {
+                            "provider": {"enum": ["brave", "tavily", "searxng"]},
+                            "api_key": secret_schema(),
+                            "base_url": {"type": "string", "minLength": 1}
+                        }
+                    }
+                }
+            }),
+            vec![
+                Tool::new(
+                    "navigate",
+                    "Open an address in this turn's browser session.",
+                )
+                .supersedable(),
+                Tool::new("click", "Click an element of the page by its ref."),
+                Tool::new("fill", "Type into a form field by its ref."),
+                Tool::new("hover", "Hover over an element by its ref."),
+                Tool::new("select", "Choose an option of a drop-down by its ref."),
+                Tool::read("fetch", "One plain HTTP GET, converted to markdown.").supersedable(),
+                Tool::read("search", "Query the configured search provider.").requires("search"),
+            ],
+        ),
+        toolset(
+            "mail",
+            Framework,
+            Worker("mail".into()),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["mailbox"],
+                "properties": {
+                    "mailbox": {
+                        "description": "The one address this agent acts as (§3.13).",
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["address", "imap", "smtp", "announce_channel"],
+                        "properties": {
+                            "address": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$"},
+                            "imap": mail_server(),
+                            "smtp": mail_server(),
+                            "announce_channel": {"type": "string", "minLength": 1},
+                            "poll_interval_secs": positive(),
+                            "html_template": {"type": "string", "minLength": 1}
+                        }
+                    }
+                }
+            }),
+            vec![
+                Tool::read("list", "List messages in the mailbox."),
+                Tool::read("search", "Search the mailbox for one phrase."),
+                Tool::read("read", "Open one message."),
+                Tool::read("conversation", "Gather the messages of one conversation."),
+                Tool::new("send", "Send a new message.").approval(),
+                Tool::new("reply", "Reply within a conversation.").approval(),
+            ],
+        ),
+    ]
+}
+
+/// The tools a skill names, parsed; `None` for a malformed name.
+pub fn parse_tool_ref(text: &str) -> Option<ToolRef> {
+    match super::names::parse_grant(text) {
+        Ok(super::names::GrantName::Tool(tool)) => Some(tool),
+        _ => None,
+    }
+}
