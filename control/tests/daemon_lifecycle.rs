@@ -33,15 +33,23 @@ fn write_config(dir: &Path, state: &Path) -> PathBuf {
     path
 }
 
-fn start(config: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_collegium"))
+type LogLines = Box<dyn Iterator<Item = String>>;
+
+/// Starts the daemon and waits until it says it is running, returning the
+/// process, its remaining log lines and the lines seen so far.
+fn start_running(config: &Path) -> (Child, LogLines, Vec<serde_json::Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_collegium"))
         .args(["run", "--config", config.to_str().expect("utf-8")])
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn")
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines: LogLines = Box::new(BufReader::new(stderr).lines().map(|l| l.expect("line")));
+    let seen = wait_for_log(&mut lines, "collegium is running");
+    (child, lines, seen)
 }
 
 /// Reads JSON log lines until one whose message contains `needle`.
@@ -77,10 +85,7 @@ fn the_daemon_runs_and_stops_cleanly_on_sigterm() {
     let state = dir.path().join("state");
     let config = write_config(dir.path(), &state);
 
-    let mut child = start(&config);
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines().map(|l| l.expect("line"));
-    let seen = wait_for_log(&mut lines, "collegium is running");
+    let (mut child, mut lines, seen) = start_running(&config);
     assert!(
         seen.iter()
             .any(|v| v["message"] == "first run against this store"),
@@ -114,10 +119,7 @@ fn the_daemon_runs_and_stops_cleanly_on_sigterm() {
     drop(store);
 
     // A second run reads the first one's clean stop.
-    let mut child = start(&config);
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines().map(|l| l.expect("line"));
-    let seen = wait_for_log(&mut lines, "collegium is running");
+    let (mut child, _lines, seen) = start_running(&config);
     assert!(
         seen.iter()
             .any(|v| v["message"] == "previous run stopped cleanly"),
