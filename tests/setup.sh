@@ -3,23 +3,42 @@
 # second run installs nothing. Uses the system package manager when run as
 # root (as CI does); otherwise it names what is missing and stops.
 #
-# Each requirement is a command the tests run and the Debian package that
-# provides it. Later pieces of work add theirs here (Chromium, a mail server,
-# Python client libraries), so one script sets up a fresh machine.
+# Tools that are not system packages live outside the clone, under
+# $COLLEGIUM_TOOLS (default /var/tmp/collegium-tools), so a fresh clone reuses
+# them: the Python virtualenv with the third-party Mattermost client.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools="${COLLEGIUM_TOOLS:-/var/tmp/collegium-tools}"
 
 # command  package  why
-requirements=(
-  "cc        gcc      rusqlite compiles SQLite from source (bundled)"
-  "kill      procps   the daemon tests stop it with SIGTERM"
+commands=(
+  "cc        gcc       rusqlite compiles SQLite from source (bundled)"
+  "kill      procps    the daemon tests stop it with SIGTERM"
+  "chromium  chromium  the browser client's test drives system Chromium headless"
+  "node      nodejs    the browser test runs Playwright (playwright-core) under Node"
+  "npm       npm       installs playwright-core for the browser test"
+  "python3   python3   runs the third-party Python Mattermost client"
+)
+# package  why  (packages that put no command on PATH)
+packages=(
+  "fonts-noto-color-emoji  emoji in the browser test's screenshots"
+  "ca-certificates         package downloads over HTTPS"
 )
 
-missing_packages=()
-for line in "${requirements[@]}"; do
+missing=()
+for line in "${commands[@]}"; do
   read -r command package why <<<"$line"
   if ! command -v "$command" >/dev/null 2>&1; then
     echo "setup: missing \`$command\` ($why); package $package"
-    missing_packages+=("$package")
+    missing+=("$package")
+  fi
+done
+for line in "${packages[@]}"; do
+  read -r package why <<<"$line"
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    echo "setup: missing package $package ($why)"
+    missing+=("$package")
   fi
 done
 
@@ -28,13 +47,39 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-if ((${#missing_packages[@]} > 0)); then
+if ((${#missing[@]} > 0)); then
   if [[ $(id -u) -ne 0 ]]; then
-    echo "setup: run as root to install: ${missing_packages[*]}" >&2
+    echo "setup: run as root to install: ${missing[*]}" >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing_packages[@]}"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The Python client the simulator's conformance is proved with, pinned.
+requirements=tests/mattermost-sim/clients/python/requirements.txt
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
+venv="$tools/venv"
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]]; then
+  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "setup: the Python client needs Python 3.11 or newer; python3 is $(python3 --version)" >&2
+    exit 1
+  fi
+  echo "setup: installing the Python Mattermost client into $venv"
+  rm -rf "$venv"
+  mkdir -p "$tools"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+  echo "$want" >"$venv/.requirements.sha256"
+fi
+
+# Playwright's library only: it drives the system Chromium and never
+# downloads a browser of its own.
+browser=tests/mattermost-sim/browser
+if [[ ! -d "$browser/node_modules/playwright-core" ]]; then
+  echo "setup: installing playwright-core for the browser test"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 echo "setup: everything the tests need is installed"
