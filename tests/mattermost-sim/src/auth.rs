@@ -2,6 +2,7 @@
 //! token, all alike) or the `MMAUTHTOKEN` cookie a browser sends.
 
 use axum::extract::FromRequestParts;
+use axum::http::HeaderMap;
 use axum::http::request::Parts;
 
 use crate::error::ApiError;
@@ -14,9 +15,8 @@ pub struct Caller {
 }
 
 /// The token a request carries, if any.
-pub fn token_of(parts: &Parts) -> Option<String> {
-    let header = parts
-        .headers
+pub fn token_of(headers: &HeaderMap) -> Option<String> {
+    let header = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
@@ -26,8 +26,7 @@ pub fn token_of(parts: &Parts) -> Option<String> {
         })
         .map(|t| t.trim().to_string());
     header.or_else(|| {
-        parts
-            .headers
+        headers
             .get_all(axum::http::header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
@@ -43,7 +42,7 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         sim: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let token = token_of(parts).ok_or_else(ApiError::unauthorized)?;
+        let token = token_of(&parts.headers).ok_or_else(ApiError::unauthorized)?;
         let data = sim.data();
         let user = data
             .authenticate(&token)

@@ -37,6 +37,8 @@ pub fn routes() -> Router<AppState> {
         .route("/_sim/ws/connections", get(connections))
         .route("/_sim/ws/drop", post(drop_sockets))
         .route("/_sim/ws/skip-seq", post(skip_seq))
+        .route("/_sim/ws/stall-pongs", post(stall_pongs))
+        .route("/_sim/ws/delay", post(delay_events))
         .route("/_sim/faults", post(add_faults).delete(clear_faults))
         .route("/_sim/outgoing", get(outgoing).delete(clear_outgoing))
         .route("/_sim/clock", post(clock))
@@ -100,7 +102,10 @@ async fn create_person(
     if new.admin {
         record.user.roles = "system_admin system_user".to_string();
     }
-    Ok((StatusCode::CREATED, Json(record.user.clone())))
+    let user = record.user.clone();
+    drop(data);
+    crate::api::users::announce_new_user(&sim, &user.id);
+    Ok((StatusCode::CREATED, Json(user)))
 }
 
 #[derive(Deserialize, Default)]
@@ -506,6 +511,54 @@ async fn skip_seq(
     Ok(Json(json!({"connections": sim.hub.skip_seq(&user_id)})))
 }
 
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StallPongs {
+    #[serde(rename = "as")]
+    username: String,
+    stalled: bool,
+}
+
+/// Stops (or resumes) answering `ping` on a person's sockets, so a client's
+/// liveness check fires.
+async fn stall_pongs(
+    State(sim): State<AppState>,
+    JsonBody(request): JsonBody<StallPongs>,
+) -> ApiResult<Json<Value>> {
+    let user_id = user_id_of(&sim, &request.username)?;
+    Ok(Json(
+        json!({"connections": sim.hub.stall_pongs(&user_id, request.stalled)}),
+    ))
+}
+
+#[derive(Deserialize)]
+struct DelayEvents {
+    #[serde(rename = "as")]
+    username: String,
+    delay_ms: u64,
+    #[serde(default = "one")]
+    events: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Holds the next `events` events to a person's sockets for `delay_ms`, so an
+/// event arrives after the REST response that caused it.
+async fn delay_events(
+    State(sim): State<AppState>,
+    JsonBody(request): JsonBody<DelayEvents>,
+) -> ApiResult<Json<Value>> {
+    let user_id = user_id_of(&sim, &request.username)?;
+    let connections = sim.hub.delay_events(
+        &user_id,
+        Duration::from_millis(request.delay_ms),
+        request.events,
+    );
+    Ok(Json(json!({"connections": connections})))
+}
+
 async fn add_faults(
     State(sim): State<AppState>,
     JsonBody(faults): JsonBody<Vec<Fault>>,
@@ -558,7 +611,13 @@ pub async fn faults(
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
     let method = request.method().as_str().to_string();
-    let path = request.uri().path().to_string();
+    // Under `nest`, the URI has lost its `/api/v4` prefix; faults name the
+    // full path, as a client sees it.
+    let path = request
+        .extensions()
+        .get::<axum::extract::OriginalUri>()
+        .map_or_else(|| request.uri().path(), |original| original.path())
+        .to_string();
     let fault = {
         let mut transient = sim.transient();
         let index = transient.faults.iter().position(|f| {

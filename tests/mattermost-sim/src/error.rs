@@ -25,15 +25,18 @@ impl ApiError {
         }
     }
 
-    pub fn bad_param(name: &str) -> Self {
+    /// A malformed id in the URL path: Mattermost's `SetInvalidURLParam`.
+    pub fn invalid_url_param(name: &str) -> Self {
         Self::new(
             StatusCode::BAD_REQUEST,
-            "api.context.invalid_param.app_error",
+            "api.context.invalid_url_param.app_error",
             format!("Invalid or missing {name} parameter in request URL."),
         )
     }
 
-    pub fn bad_body(name: &str) -> Self {
+    /// A missing or malformed body field or query parameter: Mattermost's
+    /// `SetInvalidParam`, whose id names the body for both.
+    pub fn invalid_param(name: &str) -> Self {
         Self::new(
             StatusCode::BAD_REQUEST,
             "api.context.invalid_body_param.app_error",
@@ -97,7 +100,7 @@ where
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
-            .map_err(|_| ApiError::bad_body("body"))?;
+            .map_err(|_| ApiError::invalid_param("body"))?;
         let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             ApiError::new(
                 StatusCode::BAD_REQUEST,

@@ -4,10 +4,38 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use axum::extract::ws::Message;
 use mattermost_wire::model::{Broadcast, JsonMap, WebSocketEvent};
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
+
+/// A frame on its way to a socket, held until `not_before` where a test
+/// delays it. The writer sends frames in order, so a held event holds back
+/// everything after it, as a slow link would.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub message: Message,
+    pub not_before: Option<Instant>,
+}
+
+impl Outgoing {
+    pub fn now(message: Message) -> Self {
+        Self {
+            message,
+            not_before: None,
+        }
+    }
+}
+
+/// A test's instruction to hold a connection's next events (contract §F.1
+/// item 26: an event arriving after the REST response that caused it).
+#[derive(Debug, Clone, Copy)]
+struct Delay {
+    by: Duration,
+    events: u32,
+}
 
 #[derive(Debug)]
 struct Connection {
@@ -15,7 +43,10 @@ struct Connection {
     token: String,
     next_seq: i64,
     skip_next: bool,
-    tx: UnboundedSender<Message>,
+    /// Leave `ping` unanswered, as a stalled server would.
+    stall_pongs: bool,
+    delay: Option<Delay>,
+    tx: UnboundedSender<Outgoing>,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +83,7 @@ impl Hub {
         connection_id: &str,
         user_id: &str,
         token: &str,
-        tx: UnboundedSender<Message>,
+        tx: UnboundedSender<Outgoing>,
         hello: WebSocketEvent,
     ) {
         let mut connections = self.lock();
@@ -61,6 +92,8 @@ impl Hub {
             token: token.to_string(),
             next_seq: 0,
             skip_next: false,
+            stall_pongs: false,
+            delay: None,
             tx,
         };
         Self::deliver(&mut connection, hello);
@@ -78,15 +111,34 @@ impl Hub {
         }
         event.seq = connection.next_seq;
         connection.next_seq += 1;
+        let not_before = connection.delay.take().map(|delay| {
+            if delay.events > 1 {
+                connection.delay = Some(Delay {
+                    events: delay.events - 1,
+                    ..delay
+                });
+            }
+            Instant::now() + delay.by
+        });
         if let Ok(text) = serde_json::to_string(&event) {
             // A closed receiver means the socket is going away; nothing to do.
-            let _ = connection.tx.send(Message::Text(text.into()));
+            let _ = connection.tx.send(Outgoing {
+                message: Message::Text(text.into()),
+                not_before,
+            });
         }
     }
 
     /// Sends `event` to every connection of `user_id`.
     pub fn to_user(&self, user_id: &str, event: &WebSocketEvent) {
         for connection in self.lock().values_mut().filter(|c| c.user_id == user_id) {
+            Self::deliver(connection, event.clone());
+        }
+    }
+
+    /// Sends `event` to every connection there is.
+    pub fn to_everyone(&self, event: &WebSocketEvent) {
+        for connection in self.lock().values_mut() {
             Self::deliver(connection, event.clone());
         }
     }
@@ -118,7 +170,7 @@ impl Hub {
             .collect();
         for id in &doomed {
             if let Some(connection) = connections.remove(id) {
-                let _ = connection.tx.send(Message::Close(None));
+                let _ = connection.tx.send(Outgoing::now(Message::Close(None)));
             }
         }
         doomed.len()
@@ -129,6 +181,33 @@ impl Hub {
         let mut count = 0;
         for connection in self.lock().values_mut().filter(|c| c.user_id == user_id) {
             connection.skip_next = true;
+            count += 1;
+        }
+        count
+    }
+
+    /// Stops (or resumes) answering `ping` on each of a user's connections.
+    pub fn stall_pongs(&self, user_id: &str, stalled: bool) -> usize {
+        let mut count = 0;
+        for connection in self.lock().values_mut().filter(|c| c.user_id == user_id) {
+            connection.stall_pongs = stalled;
+            count += 1;
+        }
+        count
+    }
+
+    pub fn pongs_stalled(&self, connection_id: &str) -> bool {
+        self.lock()
+            .get(connection_id)
+            .is_some_and(|c| c.stall_pongs)
+    }
+
+    /// Holds the next `events` events to each of a user's connections for
+    /// `by`, keeping their numbering.
+    pub fn delay_events(&self, user_id: &str, by: Duration, events: u32) -> usize {
+        let mut count = 0;
+        for connection in self.lock().values_mut().filter(|c| c.user_id == user_id) {
+            connection.delay = (events > 0).then_some(Delay { by, events });
             count += 1;
         }
         count
@@ -149,15 +228,14 @@ impl Hub {
     }
 }
 
-/// A broadcast aimed at a channel.
-pub fn to_channel(channel_id: &str, team_id: &str) -> Broadcast {
+/// A broadcast aimed at a channel. Mattermost builds every channel-scoped
+/// event (`posted`, `post_edited`, `reaction_added`, `user_added`,
+/// `user_removed`, `typing`, …) with an empty `team_id` in the broadcast; the
+/// team, where an event names it, is in `data` (contract §B.6a).
+pub fn to_channel(channel_id: &str) -> Broadcast {
     Broadcast {
-        omit_users: None,
-        user_id: String::new(),
         channel_id: channel_id.to_string(),
-        team_id: team_id.to_string(),
-        connection_id: String::new(),
-        omit_connection_id: String::new(),
+        ..Broadcast::default()
     }
 }
 

@@ -56,17 +56,15 @@ pub fn json_string<T: serde::Serialize>(value: &T) -> String {
 /// (contract §C.1), reactions and files in its metadata.
 pub fn sanitize(data: &Data, post: &Post) -> Post {
     let mut copy = post.clone();
-    if let Some(Value::Array(attachments)) = copy.props.get_mut("attachments") {
-        for attachment in attachments {
-            if let Some(Value::Array(actions)) = attachment.get_mut("actions") {
-                for action in actions {
-                    if let Some(action) = action.as_object_mut() {
-                        action.remove("integration");
-                    }
-                }
-            }
-        }
+    // Mattermost returns no content for a deleted post (history rows
+    // included): an empty message and empty metadata.
+    if copy.delete_at > 0 {
+        copy.message.clear();
+        copy.metadata = PostMetadata::default();
+        strip_integrations(&mut copy.props);
+        return copy;
     }
+    strip_integrations(&mut copy.props);
     let reactions = data.reactions_of(&post.id);
     let files: Vec<FileInfo> = post
         .file_ids
@@ -78,6 +76,21 @@ pub fn sanitize(data: &Data, post: &Post) -> Post {
         reactions: (!reactions.is_empty()).then_some(reactions),
     };
     copy
+}
+
+/// Removes every action's `integration` (contract §C.1).
+fn strip_integrations(props: &mut JsonMap) {
+    if let Some(Value::Array(attachments)) = props.get_mut("attachments") {
+        for attachment in attachments {
+            if let Some(Value::Array(actions)) = attachment.get_mut("actions") {
+                for action in actions {
+                    if let Some(action) = action.as_object_mut() {
+                        action.remove("integration");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Assigns an id to every action that has none, as the server does on save.
@@ -121,8 +134,39 @@ fn check_length(data: &Data, message: &str, props: &JsonMap) -> ApiResult<()> {
     Ok(())
 }
 
-/// Validates and stores a new post by `author_id`, returning the stored post
-/// and what to deliver.
+/// A reply's root must be a live root post (400 `root_id`) of the same
+/// channel (400 `channel_root_id`, which Mattermost forces from 500 to 400).
+fn check_root(data: &Data, root_id: &str, channel_id: &str) -> ApiResult<()> {
+    if root_id.is_empty() {
+        return Ok(());
+    }
+    let bad_root = || {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.post.create_post.root_id.app_error",
+            "Invalid RootId parameter.",
+        )
+    };
+    let root = data
+        .posts
+        .get(root_id)
+        .filter(|r| r.delete_at == 0)
+        .ok_or_else(bad_root)?;
+    if root.channel_id != channel_id {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.post.create_post.channel_root_id.app_error",
+            "Invalid ChannelId for RootId parameter.",
+        ));
+    }
+    if !root.root_id.is_empty() {
+        return Err(bad_root());
+    }
+    Ok(())
+}
+
+/// Validates and stores a new post by `author_id`, returning the post as its
+/// author sees it (with `pending_post_id` echoed) and what to deliver.
 pub fn create(
     data: &mut Data,
     hub: &Hub,
@@ -132,26 +176,12 @@ pub fn create(
 ) -> ApiResult<(Post, Vec<Outbound>)> {
     let channel = data.postable_channel(&new.channel_id, author_id)?.clone();
     let author = data.user(author_id)?.user.clone();
-    if new.kind.starts_with("system_") && !data.is_admin(author_id) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "api.context.invalid_param.app_error",
-            "Invalid type parameter.",
-        ));
+    // Mattermost 11 refuses every `system_*` type on create, whoever asks.
+    if new.kind.starts_with("system_") {
+        return Err(ApiError::invalid_param("post.type"));
     }
     check_length(data, &new.message, &new.props)?;
-    if !new.root_id.is_empty() {
-        let root_ok = data.posts.get(&new.root_id).is_some_and(|r| {
-            r.delete_at == 0 && r.root_id.is_empty() && r.channel_id == channel.id
-        });
-        if !root_ok {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "api.post.create_post.root_id.app_error",
-                "Invalid RootId parameter.",
-            ));
-        }
-    }
+    check_root(data, &new.root_id, &channel.id)?;
     let mut props = new.props;
     assign_action_ids(&mut props);
     if author.is_bot {
@@ -207,7 +237,12 @@ pub fn store(data: &mut Data, hub: &Hub, post: Post, now: i64) -> Vec<Outbound> 
         root.last_reply_at = now;
         root.update_at = now;
     }
-    data.posts.insert(post.id.clone(), post.clone());
+    // `pending_post_id` is echoed to the author and in `posted`, never stored.
+    let stored = Post {
+        pending_post_id: String::new(),
+        ..post.clone()
+    };
+    data.posts.insert(post.id.clone(), stored);
 
     let member_ids = data.members_of(&channel.id);
     let name_of = |id: &str| {
@@ -234,10 +269,13 @@ pub fn store(data: &mut Data, hub: &Hub, post: Post, now: i64) -> Vec<Outbound> 
         let notices = out_of_channel(data, &channel, &post, &scan.potential, now);
         (recipients, notices)
     };
-    // In a direct message the other member is always mentioned.
+    // In a direct message the other member is always mentioned; a webhook's
+    // or command's post there mentions its nominal author too, as
+    // Mattermost cannot tell who the other side is.
     if channel.kind == "D" {
+        let from_webhook = post.props.get("from_webhook").and_then(Value::as_str) == Some("true");
         for name in &member_names {
-            if *name != author_name {
+            if *name != author_name || from_webhook {
                 mentioned.0.insert(name.clone());
             }
         }
@@ -247,6 +285,11 @@ pub fn store(data: &mut Data, hub: &Hub, post: Post, now: i64) -> Vec<Outbound> 
     let sanitized = sanitize(data, &post);
     let post_json = json_string(&sanitized);
     let has_files = !post.file_ids.is_empty();
+    let has_image = post.file_ids.iter().any(|id| {
+        data.files
+            .get(id)
+            .is_some_and(|f| f.info.mime_type.starts_with("image/"))
+    });
     let sender_name = data.sender_name(&post);
     let mut outbound: Vec<Outbound> = member_ids
         .iter()
@@ -272,9 +315,12 @@ pub fn store(data: &mut Data, hub: &Hub, post: Post, now: i64) -> Vec<Outbound> 
             if has_files {
                 d.insert("otherFile".into(), Value::String("true".into()));
             }
+            if has_image {
+                d.insert("image".into(), Value::String("true".into()));
+            }
             Outbound::Event {
                 to: member.clone(),
-                event: hub::event("posted", d, hub::to_channel(&channel.id, &channel.team_id)),
+                event: hub::event("posted", d, hub::to_channel(&channel.id)),
             }
         })
         .collect();
@@ -406,12 +452,16 @@ pub fn update(
     change(&mut post)?;
     check_length(data, &post.message, &post.props)?;
     assign_action_ids(&mut post.props);
+    // `edit_at` marks a change of what the post says: its message, files or
+    // attachments; pins and other props leave it alone.
     if post.message != previous.message
+        || post.file_ids != previous.file_ids
         || post.props.get("attachments") != previous.props.get("attachments")
     {
         post.edit_at = now;
     }
     post.update_at = now;
+    bump_root(data, &post.root_id, now);
     let history = Post {
         id: new_id(),
         original_id: previous.id.clone(),
@@ -425,14 +475,20 @@ pub fn update(
     Ok((post, outbound))
 }
 
+/// A change to a reply shows on its root's `update_at`, so the thread
+/// reappears in `since` results.
+pub fn bump_root(data: &mut Data, root_id: &str, now: i64) {
+    if root_id.is_empty() {
+        return;
+    }
+    if let Some(root) = data.posts.get_mut(root_id) {
+        root.update_at = now;
+    }
+}
+
 /// A `post_edited` or `post_deleted` event for every member of the post's
 /// channel.
 pub fn post_event(data: &Data, name: &str, post: &Post) -> Vec<Outbound> {
-    let team_id = data
-        .channels
-        .get(&post.channel_id)
-        .map(|c| c.team_id.clone())
-        .unwrap_or_default();
     let post_json = json_string(&sanitize(data, post));
     data.members_of(&post.channel_id)
         .into_iter()
@@ -441,7 +497,7 @@ pub fn post_event(data: &Data, name: &str, post: &Post) -> Vec<Outbound> {
             d.insert("post".into(), Value::String(post_json.clone()));
             Outbound::Event {
                 to: member,
-                event: hub::event(name, d, hub::to_channel(&post.channel_id, &team_id)),
+                event: hub::event(name, d, hub::to_channel(&post.channel_id)),
             }
         })
         .collect()
@@ -449,16 +505,11 @@ pub fn post_event(data: &Data, name: &str, post: &Post) -> Vec<Outbound> {
 
 /// Sends `event` (built per member) to every member of a channel.
 pub fn channel_event(data: &Data, channel_id: &str, name: &str, d: JsonMap) -> Vec<Outbound> {
-    let team_id = data
-        .channels
-        .get(channel_id)
-        .map(|c| c.team_id.clone())
-        .unwrap_or_default();
     data.members_of(channel_id)
         .into_iter()
         .map(|member| Outbound::Event {
             to: member,
-            event: hub::event(name, d.clone(), hub::to_channel(channel_id, &team_id)),
+            event: hub::event(name, d.clone(), hub::to_channel(channel_id)),
         })
         .collect()
 }

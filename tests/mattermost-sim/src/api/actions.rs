@@ -119,8 +119,9 @@ pub async fn click(
     if reply.status != 200 {
         return Err(integration_failed(format!("status={}", reply.status)));
     }
-    let answer: Value = if reply.body.trim().is_empty() {
-        Value::Object(JsonMap::new())
+    // An empty body is a silent success; anything else must be a JSON object.
+    let answer: JsonMap = if reply.body.trim().is_empty() {
+        JsonMap::new()
     } else {
         serde_json::from_str(&reply.body).map_err(integration_failed)?
     };
@@ -131,26 +132,29 @@ pub async fn click(
     })
 }
 
+/// Props of the clicked post that an action's answer cannot change: kept
+/// where the post had them, removed where it did not
+/// (`PostActionRetainPropKeys`).
+const RETAINED_PROPS: &[&str] = &["from_webhook", "override_username", "override_icon_url"];
+
 /// Applies an integration's `update` and `ephemeral_text` (contract §C.3).
-fn apply_answer(sim: &AppState, user_id: &str, post_id: &str, answer: &Value) -> ApiResult<()> {
+fn apply_answer(sim: &AppState, user_id: &str, post_id: &str, answer: &JsonMap) -> ApiResult<()> {
     let now = sim.clock.now();
     let mut outbound: Vec<Outbound> = Vec::new();
     let mut data = sim.data();
-    if let Some(update) = answer.get("update").filter(|u| u.is_object()) {
+    let original = data.post(post_id)?.clone();
+    let retained: JsonMap = RETAINED_PROPS
+        .iter()
+        .filter_map(|key| {
+            original
+                .props
+                .get(*key)
+                .map(|v| ((*key).to_string(), v.clone()))
+        })
+        .collect();
+    if let Some(update) = answer.get("update").and_then(Value::as_object) {
         let (_, events) = posting::update(&mut data, post_id, now, |post| {
-            if let Some(message) = update.get("message").and_then(Value::as_str) {
-                post.message = message.to_string();
-            }
-            // Props absent or null keep the old props (and their buttons).
-            if let Some(props) = update.get("props").and_then(Value::as_object) {
-                let mut replaced = props.clone();
-                for kept in ["from_webhook", "override_username", "override_icon_url"] {
-                    if let Some(value) = post.props.get(kept) {
-                        replaced.insert(kept.into(), value.clone());
-                    }
-                }
-                post.props = replaced;
-            }
+            apply_update(post, update, &retained);
             Ok(())
         })?;
         outbound.extend(events);
@@ -160,26 +164,46 @@ fn apply_answer(sim: &AppState, user_id: &str, post_id: &str, answer: &Value) ->
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
     {
-        let post = data.post(post_id)?.clone();
-        let root = if post.root_id.is_empty() {
-            String::new()
+        // Threaded under the clicked post's thread: its root, or itself.
+        let root = if original.root_id.is_empty() {
+            original.id.clone()
         } else {
-            post.root_id.clone()
+            original.root_id.clone()
         };
+        let mut notice = posting::ephemeral_post(user_id, &original.channel_id, &root, text, now);
+        notice.props = retained;
         outbound.push(Outbound::Ephemeral {
             to: user_id.to_string(),
-            post: Box::new(posting::ephemeral_post(
-                user_id,
-                &post.channel_id,
-                &root,
-                text,
-                now,
-            )),
+            post: Box::new(notice),
         });
     }
     drop(data);
     deliver(sim, outbound);
     Ok(())
+}
+
+/// An `update` replaces the post as a full update does: its message and files
+/// (absent ones become empty); its props only when present and not null —
+/// otherwise the old props, buttons included, stay — with the retained props
+/// restored. The pin and reactions are the post's own.
+fn apply_update(post: &mut Post, update: &JsonMap, retained: &JsonMap) {
+    post.message = update
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    post.file_ids = update
+        .get("file_ids")
+        .and_then(|ids| serde_json::from_value(ids.clone()).ok())
+        .unwrap_or_default();
+    if let Some(props) = update.get("props").and_then(Value::as_object) {
+        let mut replaced = props.clone();
+        for key in RETAINED_PROPS {
+            replaced.remove(*key);
+        }
+        replaced.extend(retained.clone());
+        post.props = replaced;
+    }
 }
 
 pub async fn do_action(
@@ -215,6 +239,9 @@ pub async fn open_dialog(
     State(sim): State<AppState>,
     JsonBody(request): JsonBody<OpenDialogRequest>,
 ) -> ApiResult<Json<StatusOk>> {
+    if request.url.is_empty() {
+        return Err(ApiError::invalid_param("url"));
+    }
     let trigger = sim
         .transient()
         .triggers
@@ -232,9 +259,6 @@ pub async fn open_dialog(
             "interactive_message.decode_trigger_id.expired",
             "Trigger ID for interactive dialog is expired.",
         ));
-    }
-    if request.url.is_empty() || request.dialog.title.is_empty() {
-        return Err(ApiError::bad_body("dialog"));
     }
     if request.dialog.title.chars().count() > 24 {
         tracing::warn!(title = %request.dialog.title, "dialog title longer than 24 characters; a real client may refuse it");
@@ -254,15 +278,30 @@ pub async fn open_dialog(
     Ok(Json(StatusOk::ok()))
 }
 
-/// Submits (or cancels) a dialog as `user_id` (contract §C.4).
+/// The fields of an integration's answer to a submission that Mattermost
+/// decodes and passes on; anything else is dropped.
+const SUBMIT_RESPONSE_FIELDS: &[&str] = &["error", "errors", "type", "form"];
+
+/// Submits (or cancels) a dialog as `user_id` (contract §C.4): the user is the
+/// session's whatever the client sent, the channel must be readable, and the
+/// request to the integration goes without the URL, through the same guarded
+/// client as a click — so its failures are a click's 400.
 pub async fn submit(
     sim: &AppState,
     user_id: &str,
     mut request: SubmitDialogRequest,
 ) -> ApiResult<Value> {
+    if request.url.is_empty() {
+        return Err(ApiError::invalid_param("url"));
+    }
     {
         let data = sim.data();
-        let channel = data.readable_channel(&request.channel_id, user_id)?;
+        let channel = data
+            .channel(&request.channel_id)
+            .map_err(|_| ApiError::forbidden())?;
+        if !data.can_read(channel, user_id) {
+            return Err(ApiError::forbidden());
+        }
         if !channel.team_id.is_empty()
             && !data.is_team_member(&channel.team_id, user_id)
             && !data.is_admin(user_id)
@@ -270,37 +309,47 @@ pub async fn submit(
             return Err(ApiError::forbidden());
         }
     }
-    // Identity comes from the session, whatever the client sent.
     request.user_id = user_id.to_string();
     request.kind = "dialog_submission".into();
-    let url = request.url.clone();
-    let body = serde_json::to_value(&request).map_err(integration_failed)?;
+    let url = std::mem::take(&mut request.url);
+    let mut body = serde_json::to_value(&request).map_err(integration_failed)?;
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove("url");
+    }
     let reply = outgoing::send(sim, "dialog", &url, Body::Json(body), &[])
         .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "app.submit_interactive_dialog.request_error",
-                e.to_string(),
-            )
-        })?;
+        .map_err(integration_failed)?;
     if reply.status != 200 {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "app.submit_interactive_dialog.request_error",
-            format!("The integration answered {}", reply.status),
-        ));
+        return Err(integration_failed(format!("status={}", reply.status)));
     }
     if reply.body.trim().is_empty() {
         return Ok(Value::Object(JsonMap::new()));
     }
-    serde_json::from_str(&reply.body).map_err(|e| {
+    let answer: JsonMap = serde_json::from_str(&reply.body).map_err(|e| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "app.submit_interactive_dialog.json_error",
+            "app.submit_interactive_dialog.decode_json_error",
             e.to_string(),
         )
-    })
+    })?;
+    Ok(Value::Object(
+        answer
+            .into_iter()
+            .filter(|(key, value)| {
+                SUBMIT_RESPONSE_FIELDS.contains(&key.as_str()) && !is_empty_value(value)
+            })
+            .collect(),
+    ))
+}
+
+/// Go's `omitempty`: empty strings, maps and nulls are not written.
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
 }
 
 pub async fn submit_dialog(

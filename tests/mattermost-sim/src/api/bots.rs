@@ -20,16 +20,18 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, Json<Bot>)> {
     let now = sim.clock.now();
     let mut data = sim.data();
+    // Mattermost checks `create_bot`, then that the caller is no bot, and only
+    // then the setting.
+    let caller_is_bot = data.user(&caller.user_id)?.user.is_bot;
+    if caller_is_bot || !data.is_admin(&caller.user_id) {
+        return Err(ApiError::forbidden());
+    }
     if !data.settings.enable_bot_account_creation {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "api.bot.create_disabled",
             "Bot creation has been disabled.",
         ));
-    }
-    let caller_is_bot = data.user(&caller.user_id)?.user.is_bot;
-    if caller_is_bot || !data.is_admin(&caller.user_id) {
-        return Err(ApiError::forbidden());
     }
     let username = new.username.to_lowercase();
     check_username(&username)?;

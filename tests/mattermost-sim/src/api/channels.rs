@@ -1,7 +1,7 @@
 //! Channels and membership (contract §A.3, §B.6).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use mattermost_wire::model::{Channel, ChannelMember, JsonMap, StatusOk};
 use serde::Deserialize;
@@ -23,8 +23,18 @@ fn channel_exists() -> ApiError {
     )
 }
 
-/// Adds `user_id` to a channel on `actor_id`'s behalf: idempotent, refused for
-/// direct and group messages and for users outside the team.
+/// Why a user joins a channel, which decides the system post it leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// Joined or added to the channel itself.
+    Channel,
+    /// Joined the team, which joins its default channels.
+    Team,
+}
+
+/// Adds `user_id` to a channel on `actor_id`'s behalf: idempotent, refused
+/// for archived channels, direct and group messages and users outside the
+/// team (contract §A.3).
 pub fn add_member(
     data: &mut Data,
     hub: &Hub,
@@ -33,19 +43,32 @@ pub fn add_member(
     actor_id: &str,
     now: i64,
 ) -> ApiResult<Vec<Outbound>> {
+    add_member_via(data, hub, channel_id, user_id, actor_id, Via::Channel, now)
+}
+
+/// [`add_member`] for a join that `via` explains.
+pub fn add_member_via(
+    data: &mut Data,
+    hub: &Hub,
+    channel_id: &str,
+    user_id: &str,
+    actor_id: &str,
+    via: Via,
+    now: i64,
+) -> ApiResult<Vec<Outbound>> {
     let channel = data.channel(channel_id)?.clone();
+    if channel.delete_at != 0 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.channel.add_user_to_channel.deleted.app_error",
+            "The channel has been archived or deleted.",
+        ));
+    }
     if matches!(channel.kind.as_str(), "D" | "G") {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "api.channel.add_user_to_channel.type.app_error",
             "Can not add user to this channel type.",
-        ));
-    }
-    if channel.delete_at != 0 {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "api.channel.add_user.to.channel.failed.deleted.app_error",
-            "Failed to add user to channel because the channel has been archived.",
         ));
     }
     if !data.is_team_member(&channel.team_id, user_id) {
@@ -59,29 +82,52 @@ pub fn add_member(
     }
     data.channel_members
         .insert(pair(channel_id, user_id), member(channel_id, user_id, now));
+    // Published after the membership is stored, so the added user hears it.
     let mut outbound = posting::channel_event(
         data,
         channel_id,
         "user_added",
         jsonmap(&[("user_id", user_id), ("team_id", &channel.team_id)]),
     );
+    let system = join_post(data, &channel, user_id, actor_id, via);
+    outbound.extend(posting::system_post(data, hub, system, now));
+    Ok(outbound)
+}
+
+/// The system post a join leaves, as Mattermost words it: in the team's
+/// default channel a team join (`system_join_team` / `system_add_to_team`),
+/// elsewhere a channel join (`system_join_channel` / `system_add_to_channel`).
+fn join_post<'a>(
+    data: &Data,
+    channel: &'a mattermost_wire::model::Channel,
+    user_id: &'a str,
+    actor_id: &'a str,
+    via: Via,
+) -> posting::SystemPost<'a> {
     let name = |id: &str| {
         data.users
             .get(id)
             .map(|u| u.user.username.clone())
             .unwrap_or_default()
     };
-    let (kind, message, props) = if user_id == actor_id {
+    let to_team = via == Via::Team && channel.name == super::teams::DEFAULT_CHANNEL;
+    let joined = user_id == actor_id;
+    let kind = match (joined, to_team) {
+        (true, true) => "system_join_team",
+        (true, false) => "system_join_channel",
+        (false, true) => "system_add_to_team",
+        (false, false) => "system_add_to_channel",
+    };
+    let place = if to_team { "team" } else { "channel" };
+    let (message, props) = if joined {
         (
-            "system_join_channel",
-            format!("{} joined the channel.", name(user_id)),
+            format!("{} joined the {place}.", name(user_id)),
             jsonmap(&[("username", &name(user_id))]),
         )
     } else {
         (
-            "system_add_to_channel",
             format!(
-                "{} added to the channel by {}.",
+                "{} added to the {place} by {}.",
                 name(user_id),
                 name(actor_id)
             ),
@@ -93,15 +139,13 @@ pub fn add_member(
             ]),
         )
     };
-    let system = posting::SystemPost {
-        channel_id,
+    posting::SystemPost {
+        channel_id: &channel.id,
         user_id: actor_id,
         kind,
         message,
         props,
-    };
-    outbound.extend(posting::system_post(data, hub, system, now));
-    Ok(outbound)
+    }
 }
 
 fn member(channel_id: &str, user_id: &str, now: i64) -> ChannelMember {
@@ -128,6 +172,8 @@ pub struct NewChannel {
     header: String,
 }
 
+/// Mattermost 11's channel identifier rule: 1–64 lowercase letters, digits,
+/// `-` and `_`.
 fn valid_channel_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
@@ -147,11 +193,18 @@ pub async fn create(
         if !(data.is_team_member(&new.team_id, &caller.user_id) || data.is_admin(&caller.user_id)) {
             return Err(ApiError::forbidden());
         }
-        if !valid_channel_name(&new.name) || new.display_name.trim().is_empty() {
+        if new.display_name.trim().is_empty() {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "model.channel.is_valid.name.app_error",
-                "Invalid channel name.",
+                "model.channel.is_valid.display_name.app_error",
+                "Invalid display name.",
+            ));
+        }
+        if !valid_channel_name(&new.name) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "model.channel.is_valid.1_or_more.app_error",
+                "Name must be 1 or more lowercase alphanumeric characters.",
             ));
         }
         if !matches!(new.kind.as_str(), "O" | "P") {
@@ -216,7 +269,7 @@ pub async fn direct(
     let now = sim.clock.now();
     let mut data = sim.data();
     let [a, b] = ids.as_slice() else {
-        return Err(ApiError::bad_body("user_ids"));
+        return Err(ApiError::invalid_param("user_ids"));
     };
     if !(caller.user_id == *a || caller.user_id == *b || data.is_admin(&caller.user_id)) {
         return Err(ApiError::forbidden());
@@ -252,7 +305,7 @@ pub async fn direct(
         let event = hub::event(
             "direct_added",
             jsonmap(&[("teammate_id", other)]),
-            hub::to_channel(&channel.id, ""),
+            hub::to_channel(&channel.id),
         );
         sim.hub.to_user(user, &event);
     }
@@ -273,7 +326,7 @@ pub async fn group(
     ids.sort();
     ids.dedup();
     if !(3..=8).contains(&ids.len()) {
-        return Err(ApiError::bad_body("user_ids"));
+        return Err(ApiError::invalid_param("user_ids"));
     }
     for id in &ids {
         data.user(id)?;
@@ -319,7 +372,7 @@ pub async fn get(
     Path(channel_id): Path<String>,
 ) -> ApiResult<Json<Channel>> {
     if !crate::ids::is_valid(&channel_id) {
-        return Err(ApiError::bad_param("channel_id"));
+        return Err(ApiError::invalid_url_param("channel_id"));
     }
     Ok(Json(
         sim.data()
@@ -328,23 +381,38 @@ pub async fn get(
     ))
 }
 
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct ByNameQuery {
+    include_deleted: bool,
+}
+
+/// `GET /teams/{team_id}/channels/name/{name}`. A private channel the caller
+/// cannot read answers the same 404 as an absent one: Mattermost's
+/// `getChannelByName` hides its existence (unlike the lookup by id, which
+/// answers 403).
 pub async fn by_name(
     State(sim): State<AppState>,
     caller: Caller,
     Path((team_id, name)): Path<(String, String)>,
+    Query(query): Query<ByNameQuery>,
 ) -> ApiResult<Json<Channel>> {
+    let missing = || ApiError::not_found("app.channel.get_by_name.missing.app_error", "channel");
     let data = sim.data();
     let channel = data
         .channels
         .values()
-        .find(|c| c.team_id == team_id && c.name == name && c.delete_at == 0)
-        .ok_or_else(|| {
-            ApiError::not_found("app.channel.get_by_name.missing.app_error", "channel")
-        })?;
-    if !data.can_read(channel, &caller.user_id) {
-        return Err(ApiError::forbidden());
+        .find(|c| {
+            c.team_id == team_id && c.name == name && (query.include_deleted || c.delete_at == 0)
+        })
+        .ok_or_else(missing)?;
+    if data.can_read(channel, &caller.user_id) {
+        Ok(Json(channel.clone()))
+    } else if channel.kind == "O" {
+        Err(ApiError::forbidden())
+    } else {
+        Err(missing())
     }
-    Ok(Json(channel.clone()))
 }
 
 /// `GET /users/{user_id}/teams/{team_id}/channels`: the user's channels in the
@@ -542,7 +610,7 @@ pub async fn remove(
         if !allowed || matches!(channel.kind.as_str(), "D" | "G") {
             return Err(ApiError::forbidden());
         }
-        if channel.name == "town-square" {
+        if channel.name == super::teams::DEFAULT_CHANNEL {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "api.channel.remove.default.app_error",
@@ -587,10 +655,14 @@ pub async fn remove(
                 format!("{} was removed from the channel.", name(&user_id)),
             )
         };
-        let props = jsonmap(&[
-            ("removedUserId", &user_id),
-            ("removedUsername", &name(&user_id)),
-        ]);
+        let props = if user_id == caller.user_id {
+            jsonmap(&[("username", &name(&user_id))])
+        } else {
+            jsonmap(&[
+                ("removedUserId", &user_id),
+                ("removedUsername", &name(&user_id)),
+            ])
+        };
         let system = posting::SystemPost {
             channel_id: &channel_id,
             user_id: &caller.user_id,

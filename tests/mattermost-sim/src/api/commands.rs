@@ -192,7 +192,7 @@ pub async fn update(
     JsonBody(mut command): JsonBody<Command>,
 ) -> ApiResult<Json<Command>> {
     if command.id != id {
-        return Err(ApiError::bad_param("command_id"));
+        return Err(ApiError::invalid_param("command"));
     }
     let now = sim.clock.now();
     let mut data = sim.data();
@@ -267,6 +267,45 @@ pub async fn autocomplete(
     ))
 }
 
+/// The mention fields of contract §D.2: each `@name` of a team member
+/// (`user_mentions`, `user_mentions_ids`) and each `~name` of a public channel
+/// of the team (`channel_mentions`, `channel_mentions_ids`), once each.
+fn mention_fields(data: &Data, text: &str, team_id: &str) -> Vec<(String, String)> {
+    let mut users = Vec::new();
+    let mut channels = Vec::new();
+    for word in text.split_whitespace() {
+        let name = word
+            .get(1..)
+            .unwrap_or_default()
+            .trim_end_matches(['.', ',', ':', '!', '?'])
+            .to_lowercase();
+        if word.starts_with('@')
+            && let Some(user) = data
+                .user_by_name(&name)
+                .filter(|u| data.is_team_member(team_id, &u.user.id))
+            && !users.iter().any(|(n, _)| *n == user.user.username)
+        {
+            users.push((user.user.username.clone(), user.user.id.clone()));
+        }
+        if word.starts_with('~')
+            && let Some(channel) = data.channels.values().find(|c| {
+                c.team_id == team_id && c.name == name && c.kind == "O" && c.delete_at == 0
+            })
+            && !channels.iter().any(|(n, _)| *n == channel.name)
+        {
+            channels.push((channel.name.clone(), channel.id.clone()));
+        }
+    }
+    let mut fields = Vec::new();
+    for (prefix, found) in [("user_mentions", users), ("channel_mentions", channels)] {
+        for (name, id) in found {
+            fields.push((prefix.to_string(), name));
+            fields.push((format!("{prefix}_ids"), id));
+        }
+    }
+    fields
+}
+
 fn failed(message: impl Into<String>) -> ApiError {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -326,7 +365,7 @@ pub async fn run(
         let site_url = data.settings.site_url.clone();
         let mut fields = vec![
             ("token".to_string(), command.token.clone()),
-            ("team_id".to_string(), team_id),
+            ("team_id".to_string(), team_id.clone()),
             ("team_domain".to_string(), team_domain),
             ("channel_id".to_string(), channel.id.clone()),
             ("channel_name".to_string(), channel.name.clone()),
@@ -342,12 +381,7 @@ pub async fn run(
         if !request.root_id.is_empty() {
             fields.push(("root_id".to_string(), request.root_id.clone()));
         }
-        for word in rest.split_whitespace().filter_map(|w| w.strip_prefix('@')) {
-            if let Some(user) = data.user_by_name(word.trim_end_matches(['.', ',', ':'])) {
-                fields.push(("user_mentions".to_string(), user.user.username.clone()));
-                fields.push(("user_mentions_ids".to_string(), user.user.id.clone()));
-            }
-        }
+        fields.extend(mention_fields(&data, rest, &team_id));
         (command, fields)
     };
     let mut fields = fields;
@@ -374,10 +408,14 @@ pub async fn run(
         ))
     })?;
     if reply.status != 200 {
-        return Err(failed(format!(
-            "Command with a trigger of '/{trigger}' failed with status {}.",
-            reply.status
-        )));
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api.command.execute_command.failed_resp.app_error",
+            format!(
+                "Command with a trigger of '/{trigger}' returned response {}.",
+                reply.status
+            ),
+        ));
     }
     let response: CommandResponse = if reply.content_type.starts_with("application/json") {
         if reply.body.trim().is_empty() {
@@ -395,22 +433,26 @@ pub async fn run(
             ..CommandResponse::default()
         }
     };
-    answer(sim, user_id, &request, &response)?;
+    answer(sim, user_id, &command, &request, &response)?;
     for extra in &response.extra_responses {
-        answer(sim, user_id, &request, extra)?;
+        answer(sim, user_id, &command, &request, extra)?;
     }
     Ok(response)
 }
 
-/// Acts on one command response: an in-channel post authored by the invoker,
-/// or an ephemeral post only they see.
+/// Acts on one command response (contract §D.3): an in-channel post
+/// authored by the invoker, or an ephemeral post only they see. Both carry
+/// `from_webhook`, and the overrides the server allows, the registered
+/// command's own taking precedence over the response's.
 fn answer(
     sim: &AppState,
     user_id: &str,
+    command: &Command,
     request: &ExecuteCommand,
     response: &CommandResponse,
 ) -> ApiResult<()> {
-    if response.text.is_empty() && response.attachments.is_empty() {
+    let in_channel = response.response_type == "in_channel";
+    if !in_channel && response.text.is_empty() && response.attachments.is_empty() {
         return Ok(());
     }
     let now = sim.clock.now();
@@ -419,22 +461,9 @@ fn answer(
     } else {
         response.channel_id.clone()
     };
-    let mut props = response.props.clone();
-    if !response.attachments.is_empty() {
-        props.insert(
-            "attachments".into(),
-            serde_json::to_value(&response.attachments).unwrap_or_default(),
-        );
-    }
-    let outbound: Vec<Outbound> = if response.response_type == "in_channel" {
-        props.insert("from_webhook".into(), Value::String("true".into()));
-        let mut data = sim.data();
-        if data.settings.enable_post_username_override && !response.username.is_empty() {
-            props.insert(
-                "override_username".into(),
-                Value::String(response.username.clone()),
-            );
-        }
+    let mut data = sim.data();
+    let props = answer_props(&data.settings, command, response);
+    let outbound: Vec<Outbound> = if in_channel {
         let new = NewPost {
             channel_id,
             message: response.text.clone(),
@@ -452,8 +481,46 @@ fn answer(
             post: Box::new(post),
         }]
     };
+    drop(data);
     deliver(sim, outbound);
     Ok(())
+}
+
+fn answer_props(
+    settings: &crate::state::settings::Settings,
+    command: &Command,
+    response: &CommandResponse,
+) -> mattermost_wire::model::JsonMap {
+    let mut props = response.props.clone();
+    if !response.attachments.is_empty() {
+        props.insert(
+            "attachments".into(),
+            serde_json::to_value(&response.attachments).unwrap_or_default(),
+        );
+    }
+    let first = |a: &str, b: &str| {
+        if a.is_empty() {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
+    if settings.enable_post_username_override {
+        let name = first(&command.username, &response.username);
+        if !name.is_empty() {
+            props.insert("override_username".into(), Value::String(name));
+        }
+    }
+    // The wire model keeps no `icon_url` of a response, so only the
+    // registered command's icon can override.
+    if settings.enable_post_icon_override {
+        props.insert(
+            "override_icon_url".into(),
+            Value::String(command.icon_url.clone()),
+        );
+    }
+    props.insert("from_webhook".into(), Value::String("true".into()));
+    props
 }
 
 pub async fn execute(

@@ -43,6 +43,14 @@ pub struct UploadQuery {
     filename: String,
 }
 
+fn attachments_disabled() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "api.file.attachments.disabled.app_error",
+        "File attachments have been disabled on this server.",
+    )
+}
+
 struct Part {
     name: String,
     bytes: Bytes,
@@ -57,6 +65,10 @@ pub async fn upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<FileUploadResponse>)> {
+    // The setting is the first thing Mattermost checks.
+    if !sim.data().settings.enable_file_attachments {
+        return Err(attachments_disabled());
+    }
     let is_multipart = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -74,22 +86,22 @@ pub async fn upload(
                     .unwrap_or(header::HeaderValue::from_static("")),
             )
             .body(axum::body::Body::from(body))
-            .map_err(|_| ApiError::bad_body("files"))?;
+            .map_err(|_| ApiError::invalid_param("files"))?;
         let mut multipart =
             <Multipart as axum::extract::FromRequest<()>>::from_request(request, &())
                 .await
-                .map_err(|_| ApiError::bad_body("files"))?;
+                .map_err(|_| ApiError::invalid_param("files"))?;
         while let Some(field) = multipart
             .next_field()
             .await
-            .map_err(|_| ApiError::bad_body("files"))?
+            .map_err(|_| ApiError::invalid_param("files"))?
         {
             let field_name = field.name().unwrap_or_default().to_string();
             let file_name = field.file_name().unwrap_or_default().to_string();
             let bytes = field
                 .bytes()
                 .await
-                .map_err(|_| ApiError::bad_body("files"))?;
+                .map_err(|_| ApiError::invalid_param("files"))?;
             match field_name.as_str() {
                 "channel_id" => channel_id = String::from_utf8_lossy(&bytes).to_string(),
                 "client_ids" => client_ids.push(String::from_utf8_lossy(&bytes).to_string()),
@@ -107,20 +119,13 @@ pub async fn upload(
         });
     }
     if channel_id.is_empty() {
-        return Err(ApiError::bad_param("channel_id"));
+        return Err(ApiError::invalid_param("channel_id"));
     }
     if parts.is_empty() {
-        return Err(ApiError::bad_body("files"));
+        return Err(ApiError::invalid_param("files"));
     }
     let now = sim.clock.now();
     let mut data = sim.data();
-    if !data.settings.enable_file_attachments {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "api.file.attachments.disabled.app_error",
-            "File attachments have been disabled on this server.",
-        ));
-    }
     data.postable_channel(&channel_id, &caller.user_id)?;
     let limit = data.settings.max_file_size;
     let mut infos = Vec::new();

@@ -5,9 +5,10 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use mattermost_wire::model::{
-    EphemeralPost, FileInfo, NewPost, Post, PostList, PostPatch, StatusOk,
+    EphemeralPost, FileInfo, JsonMap, NewPost, Post, PostList, PostPatch, StatusOk,
 };
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, JsonBody};
@@ -23,20 +24,11 @@ pub async fn create(
     JsonBody(new): JsonBody<NewPost>,
 ) -> ApiResult<(StatusCode, Json<Post>)> {
     let now = sim.clock.now();
-    if !new.pending_post_id.is_empty() {
-        let earlier = sim
-            .transient()
-            .pending_posts
-            .get(&new.pending_post_id)
-            .cloned();
-        if let Some((post_id, at)) = earlier
-            && now - at < PENDING_POST_WINDOW_MS
-        {
-            let data = sim.data();
-            if let Ok(post) = data.post(&post_id) {
-                return Ok((StatusCode::CREATED, Json(sanitize(&data, post))));
-            }
-        }
+    // Mattermost checks the caller may post here before it looks for a retry.
+    sim.data()
+        .postable_channel(&new.channel_id, &caller.user_id)?;
+    if let Some(earlier) = earlier_post(&sim, &new.pending_post_id, &caller.user_id, now) {
+        return Ok((StatusCode::CREATED, Json(earlier)));
     }
     let pending = new.pending_post_id.clone();
     let (post, outbound) = {
@@ -51,6 +43,22 @@ pub async fn create(
     }
     deliver(&sim, outbound);
     Ok((StatusCode::CREATED, Json(post)))
+}
+
+/// The post an earlier request with the same `pending_post_id` made, as it is
+/// stored (no pending id), while Mattermost's 30 s window lasts and if the
+/// caller may read it; otherwise a new post is made (contract §A.4).
+fn earlier_post(sim: &AppState, pending: &str, user_id: &str, now: i64) -> Option<Post> {
+    if pending.is_empty() {
+        return None;
+    }
+    let (post_id, at) = sim.transient().pending_posts.get(pending).cloned()?;
+    if now - at >= PENDING_POST_WINDOW_MS {
+        return None;
+    }
+    let data = sim.data();
+    let post = readable_post(&data, &post_id, user_id).ok()?;
+    Some(sanitize(&data, &post))
 }
 
 /// The post, if the caller may read its channel.
@@ -70,13 +78,67 @@ pub async fn get(
     Ok(Json(sanitize(&data, &post)))
 }
 
-/// Whether the caller may edit a post: its author, or an admin.
-fn editable(data: &Data, post: &Post, user_id: &str) -> ApiResult<()> {
-    if post.user_id == user_id || data.is_admin(user_id) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden())
+/// Props that say who made a post: Mattermost 11 carries them over any
+/// replacement of the props map, so a client can neither drop nor forge them.
+const IDENTITY_PROPS: &[&str] = &[
+    "from_bot",
+    "from_webhook",
+    "from_oauth_app",
+    "from_plugin",
+    "silent_notification",
+];
+
+fn keep_identity(previous: &JsonMap, props: &mut JsonMap) {
+    for key in IDENTITY_PROPS {
+        match previous.get(*key) {
+            Some(value) => {
+                props.insert((*key).to_string(), value.clone());
+            }
+            None => {
+                props.remove(*key);
+            }
+        }
     }
+}
+
+/// The post `user_id` may edit now, as Mattermost's patch and update decide:
+/// a missing post is masked as a permission error; only the author (or an
+/// admin, who holds `edit_others_posts`) may edit; deleted and system posts
+/// are refused; and `PostEditTimeLimit` applies.
+fn editable(data: &Data, post_id: &str, user_id: &str, now: i64) -> ApiResult<Post> {
+    let post = data.posts.get(post_id).ok_or_else(ApiError::forbidden)?;
+    if !(post.user_id == user_id || data.is_admin(user_id)) {
+        return Err(ApiError::forbidden());
+    }
+    if post.delete_at != 0 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.post.update_post.permissions_details.app_error",
+            "Already deleted.",
+        ));
+    }
+    if post.is_system() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.post.update_post.system_message.app_error",
+            "Unable to update system message.",
+        ));
+    }
+    within_edit_window(data, post, now)?;
+    Ok(post.clone())
+}
+
+/// `ServiceSettings.PostEditTimeLimit` (seconds; -1 unlimited).
+fn within_edit_window(data: &Data, post: &Post, now: i64) -> ApiResult<()> {
+    let limit = data.settings.post_edit_time_limit;
+    if limit >= 0 && now > post.create_at.saturating_add(limit.saturating_mul(1000)) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.post.update_post.permissions_time_limit.app_error",
+            format!("Post edit is only allowed for {limit} seconds."),
+        ));
+    }
+    Ok(())
 }
 
 pub async fn patch(
@@ -88,14 +150,14 @@ pub async fn patch(
     let now = sim.clock.now();
     let (post, outbound) = {
         let mut data = sim.data();
-        let post = data.post(&post_id)?.clone();
-        editable(&data, &post, &caller.user_id)?;
+        editable(&data, &post_id, &caller.user_id, now)?;
         let (post, outbound) = posting::update(&mut data, &post_id, now, |post| {
             if let Some(message) = patch.message {
                 post.message = message;
             }
-            // A present `props` replaces the whole map.
-            if let Some(props) = patch.props {
+            // A present `props` replaces the whole map, identity aside.
+            if let Some(mut props) = patch.props {
+                keep_identity(&post.props, &mut props);
                 post.props = props;
             }
             if let Some(file_ids) = patch.file_ids {
@@ -123,16 +185,17 @@ pub async fn update(
     JsonBody(body): JsonBody<Post>,
 ) -> ApiResult<Json<Post>> {
     if body.id != post_id {
-        return Err(ApiError::bad_param("post_id"));
+        return Err(ApiError::invalid_param("id"));
     }
     let now = sim.clock.now();
     let (post, outbound) = {
         let mut data = sim.data();
-        let post = data.post(&post_id)?.clone();
-        editable(&data, &post, &caller.user_id)?;
+        editable(&data, &post_id, &caller.user_id, now)?;
         let (post, outbound) = posting::update(&mut data, &post_id, now, |post| {
+            let mut props = body.props;
+            keep_identity(&post.props, &mut props);
             post.message = body.message;
-            post.props = body.props;
+            post.props = props;
             Ok(())
         })?;
         (sanitize(&data, &post), outbound)
@@ -141,6 +204,9 @@ pub async fn update(
     Ok(Json(post))
 }
 
+/// `DELETE /posts/{id}`: a soft delete of the post and, for a root, its
+/// replies (`delete_at`, `update_at`, `props.deleteBy`), announced by one
+/// `post_deleted` carrying the post as it was before (contract §A.4).
 pub async fn delete(
     State(sim): State<AppState>,
     caller: Caller,
@@ -149,25 +215,26 @@ pub async fn delete(
     let now = sim.clock.now();
     let outbound = {
         let mut data = sim.data();
-        let post = data.post(&post_id)?.clone();
-        editable(&data, &post, &caller.user_id)?;
+        let before = data.post(&post_id)?.clone();
+        if !(before.user_id == caller.user_id || data.is_admin(&caller.user_id)) {
+            return Err(ApiError::forbidden());
+        }
         let doomed: Vec<String> = data
             .posts
             .values()
             .filter(|p| p.id == post_id || (p.root_id == post_id && p.delete_at == 0))
             .map(|p| p.id.clone())
             .collect();
-        let mut outbound: Vec<Outbound> = Vec::new();
         for id in doomed {
             if let Some(p) = data.posts.get_mut(&id) {
                 p.delete_at = now;
                 p.update_at = now;
-            }
-            if let Some(p) = data.posts.get(&id).cloned() {
-                outbound.extend(posting::post_event(&data, "post_deleted", &p));
+                p.props
+                    .insert("deleteBy".into(), Value::String(caller.user_id.clone()));
             }
         }
-        outbound
+        posting::bump_root(&mut data, &before.root_id, now);
+        posting::post_event(&data, "post_deleted", &before)
     };
     deliver(&sim, outbound);
     Ok(Json(StatusOk::ok()))
@@ -191,19 +258,28 @@ pub async fn thread(
         .filter(|p| p.delete_at == 0 && (p.id == root_id || p.root_id == root_id))
         .collect();
     posts.sort_by(|a, b| (b.create_at, &b.id).cmp(&(a.create_at, &a.id)));
-    Ok(Json(list_of(&data, &posts, &[])))
+    Ok(Json(list_of(&data, &posts, Extras::Threads)))
 }
 
-/// A post list: `order` as given, and in `posts` those posts plus every
-/// post of each thread the page touches (a reply's root and its other
-/// replies, or a root's replies), which are not in `order`.
-fn list_of(data: &Data, ordered: &[&Post], extra: &[&Post]) -> PostList {
+/// Which posts beyond `order` a post list carries in `posts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Extras {
+    /// Every live post of each thread the page touches (a reply's root and
+    /// its other replies, a root's replies): the page modes.
+    Threads,
+    /// The roots of the replies listed: the `since` mode.
+    Roots,
+}
+
+/// A post list: `order` as given, and in `posts` those posts plus the
+/// `extras`, which are not in `order`.
+fn list_of(data: &Data, ordered: &[&Post], extras: Extras) -> PostList {
     let mut list = PostList::default();
-    for post in ordered.iter().chain(extra) {
+    for post in ordered {
         list.posts.insert(post.id.clone(), sanitize(data, post));
     }
     list.order = ordered.iter().map(|p| p.id.clone()).collect();
-    let threads: Vec<&str> = ordered
+    let roots: Vec<&str> = ordered
         .iter()
         .map(|p| {
             if p.root_id.is_empty() {
@@ -214,9 +290,13 @@ fn list_of(data: &Data, ordered: &[&Post], extra: &[&Post]) -> PostList {
         })
         .collect();
     for post in data.posts.values().filter(|p| p.delete_at == 0) {
-        let in_touched_thread =
-            threads.contains(&post.id.as_str()) || threads.contains(&post.root_id.as_str());
-        if in_touched_thread && !list.posts.contains_key(&post.id) {
+        let wanted = match extras {
+            Extras::Threads => {
+                roots.contains(&post.id.as_str()) || roots.contains(&post.root_id.as_str())
+            }
+            Extras::Roots => roots.contains(&post.id.as_str()),
+        };
+        if wanted && !list.posts.contains_key(&post.id) {
             list.posts.insert(post.id.clone(), sanitize(data, post));
         }
     }
@@ -255,7 +335,7 @@ pub async fn for_channel(
             .collect();
         changed.sort_by(newest_first);
         changed.truncate(1000);
-        return Ok(Json(list_of(&data, &changed, &[])));
+        return Ok(Json(list_of(&data, &changed, Extras::Roots)));
     }
     let live: Vec<&Post> = {
         let mut live: Vec<&Post> = data
@@ -274,7 +354,11 @@ pub async fn for_channel(
             (&query.after, true)
         };
         if !crate::ids::is_valid(anchor) {
-            return Err(ApiError::bad_param(if after { "after" } else { "before" }));
+            return Err(ApiError::invalid_param(if after {
+                "after"
+            } else {
+                "before"
+            }));
         }
         // An unknown anchor yields nothing; a deleted one still anchors.
         let Some(anchor_at) = data.posts.get(anchor.as_str()).map(|p| p.create_at) else {
@@ -292,7 +376,7 @@ pub async fn for_channel(
             let mut window: Vec<&Post> = newer[start..(start + per_page).min(newer.len())].to_vec();
             let has_next = newer.len() > start + per_page;
             window.reverse();
-            let mut list = list_of(&data, &window, &[]);
+            let mut list = list_of(&data, &window, Extras::Threads);
             list.has_next = has_next;
             list
         } else {
@@ -303,14 +387,14 @@ pub async fn for_channel(
                 .collect();
             let start = (query.page * per_page).min(older.len());
             let window = &older[start..(start + per_page).min(older.len())];
-            let mut list = list_of(&data, window, &[]);
+            let mut list = list_of(&data, window, Extras::Threads);
             list.has_next = older.len() > start + per_page;
             list
         }
     } else {
         let start = (query.page * per_page).min(live.len());
         let window = &live[start..(start + per_page).min(live.len())];
-        let mut list = list_of(&data, window, &[]);
+        let mut list = list_of(&data, window, Extras::Threads);
         list.has_next = live.len() > start + per_page;
         list.prev_post_id = live
             .get(start + per_page)
@@ -362,6 +446,10 @@ pub fn set_pinned(
         let post = data.post(post_id)?.clone();
         if let Some(user_id) = user_id {
             data.readable_channel(&post.channel_id, user_id)?;
+            // The edit window applies, except to a pin that changes nothing.
+            if post.is_pinned != pinned {
+                within_edit_window(&data, &post, now)?;
+            }
         }
         posting::update(&mut data, post_id, now, |post| {
             post.is_pinned = pinned;
@@ -407,7 +495,7 @@ pub async fn ephemeral(
             || request.post.channel_id.is_empty()
             || request.post.message.is_empty()
         {
-            return Err(ApiError::bad_body("post"));
+            return Err(ApiError::invalid_param("post"));
         }
         data.user(&request.user_id)?;
         data.channel(&request.post.channel_id)?;

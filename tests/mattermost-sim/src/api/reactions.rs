@@ -13,20 +13,53 @@ use crate::error::{ApiError, ApiResult, JsonBody};
 use crate::posting::{self, deliver};
 use crate::state::{AppState, Data};
 
-fn valid_emoji(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-'))
+/// What the handler checks before anything else: ids of the right form and
+/// an emoji name of 1–64 bytes.
+fn well_formed(reaction: &Reaction) -> ApiResult<()> {
+    let ok = crate::ids::is_valid(&reaction.user_id)
+        && crate::ids::is_valid(&reaction.post_id)
+        && (1..=64).contains(&reaction.emoji_name.len());
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "api.reaction.save_reaction.invalid.app_error",
+            "Unable to save reaction.",
+        ))
+    }
 }
 
-/// The post a reaction may be put on by `user_id`: a member's, in a live
-/// channel.
+/// The store's pattern for emoji names, checked after permissions.
+fn check_emoji_pattern(name: &str) -> ApiResult<()> {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-'))
+    {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "model.reaction.is_valid.emoji_name.app_error",
+            "Invalid emoji name.",
+        ))
+    }
+}
+
+/// The channel of a post `user_id` may react to: a member's (or an admin's),
+/// 403 otherwise, and 403 with its own id for an archived channel.
 fn reactable(data: &Data, post_id: &str, user_id: &str) -> ApiResult<String> {
-    let post = data.post(post_id)?;
+    let post = data.post(post_id).map_err(|_| ApiError::forbidden())?;
     let channel = data.channel(&post.channel_id)?;
-    if !(data.is_member(&channel.id, user_id) || data.is_admin(user_id)) || channel.delete_at != 0 {
+    if !(data.is_member(&channel.id, user_id) || data.is_admin(user_id)) {
         return Err(ApiError::forbidden());
+    }
+    if channel.delete_at != 0 {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "api.reaction.save.archived_channel.app_error",
+            "You cannot react to a post in an archived channel.",
+        ));
     }
     Ok(channel.id.clone())
 }
@@ -51,22 +84,25 @@ fn bump(data: &mut Data, post_id: &str, now: i64) {
 pub async fn add(
     State(sim): State<AppState>,
     caller: Caller,
-    JsonBody(request): JsonBody<Reaction>,
+    JsonBody(mut request): JsonBody<Reaction>,
 ) -> ApiResult<Json<Reaction>> {
+    // Mattermost's order: form, the caller's own reaction, permission,
+    // archive, then the name's pattern (contract §A.6).
+    well_formed(&request)?;
     if request.user_id != caller.user_id {
-        return Err(ApiError::forbidden());
-    }
-    if !valid_emoji(&request.emoji_name) {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "model.reaction.is_valid.emoji_name.app_error",
-            "Invalid emoji name.",
+            StatusCode::FORBIDDEN,
+            "api.reaction.save_reaction.user_id.app_error",
+            "You can not save reaction for the other user.",
         ));
     }
+    // Mattermost 11 stores emoji names lowercased.
+    request.emoji_name = request.emoji_name.to_lowercase();
     let now = sim.clock.now();
     let (reaction, outbound) = {
         let mut data = sim.data();
         let channel_id = reactable(&data, &request.post_id, &caller.user_id)?;
+        check_emoji_pattern(&request.emoji_name)?;
         let existing = data
             .reactions
             .iter()
@@ -138,22 +174,33 @@ pub async fn remove(
     Path((user_id, post_id, emoji)): Path<(String, String, String)>,
 ) -> ApiResult<Json<StatusOk>> {
     let user_id = caller.resolve(&user_id).to_string();
+    let emoji = emoji.to_lowercase();
     let now = sim.clock.now();
     let outbound = {
         let mut data = sim.data();
         if user_id != caller.user_id && !data.is_admin(&caller.user_id) {
             return Err(ApiError::forbidden());
         }
-        reactable(&data, &post_id, &caller.user_id)?;
+        let channel_id = reactable(&data, &post_id, &caller.user_id)?;
         let position = data
             .reactions
             .iter()
             .position(|r| r.post_id == post_id && r.user_id == user_id && r.emoji_name == emoji);
-        let Some(position) = position else {
-            return Ok(Json(StatusOk::ok()));
+        // Removing a reaction that is not there still succeeds and is
+        // announced, as Mattermost does.
+        let reaction = match position {
+            Some(position) => Reaction {
+                delete_at: now,
+                ..data.reactions.remove(position)
+            },
+            None => Reaction {
+                user_id,
+                post_id: post_id.clone(),
+                emoji_name: emoji,
+                channel_id,
+                ..Reaction::default()
+            },
         };
-        let mut reaction = data.reactions.remove(position);
-        reaction.delete_at = now;
         bump(&mut data, &post_id, now);
         reaction_event(&data, "reaction_removed", &reaction)
     };

@@ -29,12 +29,17 @@ pub async fn client_config(
     MaybeCaller(caller): MaybeCaller,
     Query(query): Query<ClientConfigQuery>,
 ) -> ApiResult<Json<Value>> {
-    if query.format != "old" {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "api.config.client.old_format.app_error",
-            "New format for the client configuration is not supported yet. Please specify format=old in the query string.",
-        ));
+    // Mattermost: no format is 501, any format but `old` a 400.
+    match query.format.as_str() {
+        "old" => {}
+        "" => {
+            return Err(ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "api.config.client.old_format.app_error",
+                "New format for the client configuration is not supported yet. Please specify format=old in the query string.",
+            ));
+        }
+        _ => return Err(ApiError::invalid_param("format")),
     }
     Ok(Json(sim.data().settings.client_config(caller.is_some())))
 }
@@ -106,7 +111,7 @@ pub async fn typing(
         return Err(ApiError::forbidden());
     }
     if typing.channel_id.is_empty() {
-        return Err(ApiError::bad_body("channel_id"));
+        return Err(ApiError::invalid_param("channel_id"));
     }
     publish_typing(&sim, &user_id, &typing.channel_id, &typing.parent_id)?;
     Ok(Json(StatusOk::ok()))

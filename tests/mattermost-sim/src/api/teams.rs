@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use mattermost_wire::model::{Channel, StatusOk, Team, TeamMember};
 use serde::Deserialize;
 
+use super::channels::Via;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult, JsonBody};
 use crate::hub::Hub;
@@ -16,7 +17,10 @@ use crate::state::{AppState, Data, pair};
 
 /// Channels every team has, and every member joins.
 pub const DEFAULT_CHANNELS: &[(&str, &str)] =
-    &[("town-square", "Town Square"), ("off-topic", "Off-Topic")];
+    &[(DEFAULT_CHANNEL, "Town Square"), ("off-topic", "Off-Topic")];
+
+/// The team's default channel, which nobody can leave.
+pub const DEFAULT_CHANNEL: &str = "town-square";
 
 const RESERVED_TEAM_NAMES: &[&str] = &[
     "admin", "api", "channel", "claim", "error", "files", "help", "login", "logout", "oauth",
@@ -91,19 +95,29 @@ pub async fn create(
             };
             data.channels.insert(channel.id.clone(), channel);
         }
-        let outbound = join_team(&mut data, &sim.hub, &team.id, &caller.user_id, true, now)?;
+        let outbound = join_team(
+            &mut data,
+            &sim.hub,
+            &team.id,
+            &caller.user_id,
+            &caller.user_id,
+            true,
+            now,
+        )?;
         (team, outbound)
     };
     deliver(&sim, outbound);
     Ok((StatusCode::CREATED, Json(team)))
 }
 
-/// Adds a user to a team (idempotently) and to its default channels.
+/// Adds a user to a team (idempotently) and to its default channels, on
+/// `actor_id`'s behalf (the user itself when joining).
 pub fn join_team(
     data: &mut Data,
     hub: &Hub,
     team_id: &str,
     user_id: &str,
+    actor_id: &str,
     admin: bool,
     now: i64,
 ) -> ApiResult<Vec<Outbound>> {
@@ -157,12 +171,13 @@ pub fn join_team(
         .map(|c| c.id.clone())
         .collect();
     for channel_id in defaults {
-        outbound.extend(super::channels::add_member(
+        outbound.extend(super::channels::add_member_via(
             data,
             hub,
             &channel_id,
             user_id,
-            user_id,
+            actor_id,
+            Via::Team,
             now,
         )?);
     }
@@ -252,7 +267,15 @@ pub async fn add_member(
         if !(data.is_admin(&caller.user_id) || team_admin || self_join) {
             return Err(ApiError::forbidden());
         }
-        let outbound = join_team(&mut data, &sim.hub, &team_id, &new.user_id, false, now)?;
+        let outbound = join_team(
+            &mut data,
+            &sim.hub,
+            &team_id,
+            &new.user_id,
+            &caller.user_id,
+            false,
+            now,
+        )?;
         let member = data
             .team_members
             .get(&pair(&team_id, &new.user_id))

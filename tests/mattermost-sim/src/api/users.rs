@@ -14,6 +14,8 @@ use crate::ids::new_id;
 use crate::state::{AppState, Data, TokenRecord, UserRecord};
 
 const RESERVED_USERNAMES: &[&str] = &["all", "channel", "here", "matterbot", "system"];
+const MIN_PASSWORD_BYTES: usize = 8;
+const MAX_PASSWORD_BYTES: usize = 72;
 
 pub fn hash_password(salt: &str, password: &str) -> String {
     let digest = Sha256::digest(format!("{salt}:{password}").as_bytes());
@@ -38,6 +40,25 @@ pub fn check_username(username: &str) -> ApiResult<()> {
             "Username must begin with a letter and contain between 1 and 64 lowercase characters made up of numbers, letters, and the symbols '.', '-', and '_'.",
         ))
     }
+}
+
+/// Mattermost's default password rule (`PasswordSettings`): 8 to 72 bytes,
+/// judged by length before any character class.
+fn check_password(password: &str) -> ApiResult<()> {
+    let id = if password.len() < MIN_PASSWORD_BYTES {
+        "model.user.is_valid.pwd_min_length.app_error"
+    } else if password.len() > MAX_PASSWORD_BYTES {
+        "model.user.is_valid.pwd_max_length.app_error"
+    } else {
+        return Ok(());
+    };
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        id,
+        format!(
+            "Your password must contain between {MIN_PASSWORD_BYTES} and {MAX_PASSWORD_BYTES} characters."
+        ),
+    ))
 }
 
 pub fn username_taken() -> ApiError {
@@ -73,13 +94,7 @@ pub fn create_person(data: &mut Data, new: &NewUser, now: i64) -> ApiResult<User
             "An account with that email already exists.",
         ));
     }
-    if new.password.chars().count() < 8 {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "model.user.is_valid.pwd_length.app_error",
-            "Your password must contain at least 8 characters.",
-        ));
-    }
+    check_password(&new.password)?;
     let first = data.users.is_empty();
     let salt = new_id();
     let user = User {
@@ -130,10 +145,25 @@ pub async fn create_user(
         ));
     }
     let user = create_person(&mut data, &new, now)?;
+    drop(data);
+    announce_new_user(&sim, &user.id);
     Ok((StatusCode::CREATED, Json(user)))
 }
 
-/// Opens a session for a person with the right password.
+/// `new_user` goes to everyone connected when an account is made
+/// (realistic noise, contract §F.1 item 27).
+pub fn announce_new_user(sim: &AppState, user_id: &str) {
+    let event = crate::hub::event(
+        "new_user",
+        crate::posting::jsonmap(&[("user_id", user_id)]),
+        mattermost_wire::model::Broadcast::default(),
+    );
+    sim.hub.to_everyone(&event);
+}
+
+/// Opens a session for a person with the right password. As Mattermost's
+/// preflight checks do, a deactivated account or a bot is refused before the
+/// password is looked at, with ids the login handler leaves unmasked.
 pub fn open_session(data: &mut Data, login_id: &str, password: &str) -> ApiResult<(String, User)> {
     let lower = login_id.to_lowercase();
     let invalid = || {
@@ -148,17 +178,24 @@ pub fn open_session(data: &mut Data, login_id: &str, password: &str) -> ApiResul
         .values()
         .find(|u| u.user.username == lower || u.user.email == lower)
         .ok_or_else(invalid)?;
-    if record.password_hash.is_empty()
-        || hash_password(&record.salt, password) != record.password_hash
-    {
-        return Err(invalid());
-    }
     if record.user.delete_at != 0 {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "api.user.login.inactive.app_error",
             "Login failed because your account has been deactivated.",
         ));
+    }
+    if record.user.is_bot {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "api.user.login.bot_login_forbidden.app_error",
+            "Bot login is forbidden.",
+        ));
+    }
+    if record.password_hash.is_empty()
+        || hash_password(&record.salt, password) != record.password_hash
+    {
+        return Err(invalid());
     }
     let user = record.user.clone();
     let token = new_id();
@@ -196,7 +233,7 @@ pub async fn get_user(
 ) -> ApiResult<Json<User>> {
     let user_id = caller.resolve(&user_id);
     if !crate::ids::is_valid(user_id) {
-        return Err(ApiError::bad_param("user_id"));
+        return Err(ApiError::invalid_url_param("user_id"));
     }
     Ok(Json(sim.data().user(user_id)?.user.clone()))
 }
@@ -218,7 +255,7 @@ pub async fn get_by_ids(
     JsonBody(ids): JsonBody<Vec<String>>,
 ) -> ApiResult<Json<Vec<User>>> {
     if ids.is_empty() {
-        return Err(ApiError::bad_body("user_ids"));
+        return Err(ApiError::invalid_param("user_ids"));
     }
     let data = sim.data();
     Ok(Json(
@@ -235,7 +272,7 @@ pub async fn get_by_usernames(
     JsonBody(names): JsonBody<Vec<String>>,
 ) -> ApiResult<Json<Vec<User>>> {
     if names.is_empty() {
-        return Err(ApiError::bad_body("usernames"));
+        return Err(ApiError::invalid_param("usernames"));
     }
     let data = sim.data();
     Ok(Json(
@@ -302,6 +339,9 @@ pub struct TokenRequest {
     description: String,
 }
 
+/// `POST /users/{id}/tokens`, with Mattermost's checks in its order: the
+/// description, then `create_user_access_token` (system admins only), then the
+/// target, then the setting — which bots are exempt from (contract §A.1).
 pub async fn create_token(
     State(sim): State<AppState>,
     caller: Caller,
@@ -309,30 +349,19 @@ pub async fn create_token(
     JsonBody(request): JsonBody<TokenRequest>,
 ) -> ApiResult<Json<UserAccessToken>> {
     let target = caller.resolve(&user_id).to_string();
+    if request.description.is_empty() {
+        return Err(ApiError::invalid_param("description"));
+    }
     let mut data = sim.data();
-    let record = data.user(&target)?;
-    let is_bot = record.user.is_bot;
-    let owns_bot = record
-        .bot
-        .as_ref()
-        .is_some_and(|b| b.owner_id == caller.user_id);
+    if !data.is_admin(&caller.user_id) {
+        return Err(ApiError::forbidden());
+    }
+    let is_bot = data.user(&target)?.user.is_bot;
     if !is_bot && !data.settings.enable_user_access_tokens {
         return Err(ApiError::new(
             StatusCode::NOT_IMPLEMENTED,
             "app.user_access_token.disabled",
             "Personal access tokens are disabled on this server. Please contact your system administrator for details.",
-        ));
-    }
-    // Minting a token needs create_user_access_token, which by default only
-    // system admins hold; a bot's owner may mint one for it.
-    if !(data.is_admin(&caller.user_id) || owns_bot) {
-        return Err(ApiError::forbidden());
-    }
-    if request.description.trim().is_empty() {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "model.user_access_token.is_valid.description.app_error",
-            "Invalid description, must be 255 or less characters.",
         ));
     }
     let token = TokenRecord {
@@ -393,7 +422,9 @@ pub async fn revoke_token(
         .values()
         .find(|t| t.id == request.token_id)
         .map(|t| (t.token.clone(), t.user_id.clone()))
-        .ok_or_else(|| ApiError::not_found("app.user_access_token.get_by_id.app_error", "token"))?;
+        .ok_or_else(|| {
+            ApiError::not_found("app.user_access_token.get_by_user.app_error", "token")
+        })?;
     if owner != caller.user_id && !data.is_admin(&caller.user_id) {
         return Err(ApiError::forbidden());
     }

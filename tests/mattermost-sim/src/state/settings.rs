@@ -124,6 +124,9 @@ impl Settings {
             self.outgoing_integration_requests_timeout_secs =
                 u64::try_from(int_of(v, "OutgoingIntegrationRequestsTimeout")?).unwrap_or(30);
         }
+        if let Some(v) = get("ServiceSettings", "PostEditTimeLimit") {
+            self.post_edit_time_limit = int_of(v, "PostEditTimeLimit")?;
+        }
         if let Some(v) = get("ServiceSettings", "UniqueEmojiReactionLimitPerPost") {
             self.unique_emoji_reaction_limit_per_post =
                 usize::try_from(int_of(v, "UniqueEmojiReactionLimitPerPost")?).unwrap_or(50);
