@@ -120,6 +120,11 @@ impl Drop for Running {
 pub async fn start(listen: SocketAddr, options: &Options) -> anyhow::Result<Running> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let addr = listener.local_addr()?;
+    // Small streamed writes go out at once, as a real server's do; without
+    // this, Nagle and delayed acknowledgement add 40 ms to every exchange.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let (sim, router) = build(options)?;
     let url = format!("http://{addr}");
     {

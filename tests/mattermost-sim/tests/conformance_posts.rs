@@ -820,7 +820,8 @@ async fn integration_is_stripped_from_every_copy_while_action_ids_are_assigned()
     let (ada, ada_user) = world.person("ada").await;
     world.members(&team, &channel, &[&ada_user]).await;
     let (mut socket, _) = Socket::open(&world.ws(), ada.token.as_deref().expect("token")).await;
-    let secret = json!({"url": "http://127.0.0.1:9/hook", "context": {"secret": "s3"}});
+    let secret =
+        json!({"url": "http://127.0.0.1:9/hook", "context": {"secret": "context-secret-s3"}});
     let created = world
         .admin
         .post(
@@ -850,7 +851,7 @@ async fn integration_is_stripped_from_every_copy_while_action_ids_are_assigned()
             );
         }
         assert!(
-            !post.to_string().contains("s3"),
+            !post.to_string().contains("context-secret-s3"),
             "{source} leaks the context"
         );
     };
