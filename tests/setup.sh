@@ -57,20 +57,24 @@ if ((${#missing[@]} > 0)); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The Python client the simulator's conformance is proved with, pinned.
-requirements=tests/mattermost-sim/clients/python/requirements.txt
-want=$(sha256sum "$requirements" | cut -d' ' -f1)
+# The third-party clients the simulators are proved with, pinned: the Python
+# Mattermost client, and the official OpenAI and Anthropic SDKs.
+requirements=(
+  tests/mattermost-sim/clients/python/requirements.txt
+  tests/model-sim/clients/python/requirements.txt
+)
+want=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 venv="$tools/venv"
 if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]]; then
   if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "setup: the Python client needs Python 3.11 or newer; python3 is $(python3 --version)" >&2
     exit 1
   fi
-  echo "setup: installing the Python Mattermost client into $venv"
+  echo "setup: installing the Python clients into $venv"
   rm -rf "$venv"
   mkdir -p "$tools"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "${requirements[@]/#/--requirement=}"
   echo "$want" >"$venv/.requirements.sha256"
 fi
 

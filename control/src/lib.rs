@@ -5,6 +5,7 @@
 pub mod config;
 pub mod context;
 pub mod daemon;
+pub mod inference;
 pub mod skills;
 pub mod store;
 pub mod tools;

@@ -170,3 +170,69 @@ fn a_store_newer_than_the_daemon_refuses_boot_naming_both_versions() {
         "{stderr}"
     );
 }
+
+/// Answers every HTTP request with 401 and an OpenAI-shaped error, as a
+/// provider refusing the key does.
+fn refusing_provider() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0u8; 8192];
+            let _ = stream.read(&mut buffer);
+            let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_model_that_refuses_its_credential_refuses_boot_naming_the_agents_it_strands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let config = write_config(dir.path(), &state);
+    let provider = refusing_provider();
+    let text = std::fs::read_to_string(&config)
+        .expect("read")
+        .replace("http://127.0.0.1:9/v1", &format!("http://{provider}/v1"));
+    std::fs::write(&config, text).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_collegium"))
+        .args(["run", "--config", config.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("model `sim` refused its credential; it strands mira"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("collegium is running"), "{stderr}");
+}
+
+#[test]
+fn an_unreachable_model_is_recorded_unverified_and_boot_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    let config = write_config(dir.path(), &state);
+    let (mut child, mut lines, seen) = start_running(&config);
+    let unverified = seen
+        .iter()
+        .find(|v| v["message"] == "model unverified at boot")
+        .unwrap_or_else(|| panic!("no unverified record: {seen:#?}"));
+    assert_eq!(unverified["model"], "sim");
+    assert_eq!(
+        unverified["reason"],
+        "provider outage: the provider refused the connection"
+    );
+    assert!(!seen.iter().any(|v| v["message"] == "model verified"));
+    terminate(&child);
+    wait_for_log(&mut lines, "stopped cleanly");
+    assert!(child.wait().expect("wait").success());
+}

@@ -4,6 +4,7 @@
 //! until then the daemon says plainly that it serves nothing.
 
 mod logging;
+mod models;
 
 use std::path::Path;
 use std::time::Duration;
@@ -35,6 +36,15 @@ pub enum DaemonError {
     Store(#[from] StoreError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("cannot read the secret at {key}: {source}")]
+    Secret {
+        key: String,
+        source: crate::config::secret::SecretError,
+    },
+    #[error("cannot build an HTTP client: {0}")]
+    Http(reqwest::Error),
+    #[error("boot refused: a model refused its credential (§7.3):\n{0}")]
+    ModelsRefused(String),
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
@@ -61,10 +71,32 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         .thread_name("collegium")
         .build()
         .map_err(DaemonError::Runtime)?;
-    runtime.block_on(serve(store))
+    runtime.block_on(async {
+        // Installed before anything else, so a stop that arrives while the
+        // daemon is still verifying its models is a clean stop, not a kill.
+        let signals = Signals::install().map_err(DaemonError::Runtime)?;
+        models::verify_models(&loaded).await?;
+        serve(store, signals).await
+    })
 }
 
-async fn serve(store: Store) -> Result<(), DaemonError> {
+/// The two signals that stop the daemon cleanly.
+struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
+async fn serve(store: Store, mut signals: Signals) -> Result<(), DaemonError> {
     let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
     let boot_id = uuid::Uuid::now_v7().to_string();
     let version = env!("CARGO_PKG_VERSION");
@@ -100,17 +132,12 @@ async fn serve(store: Store) -> Result<(), DaemonError> {
         "collegium is running; this build does not yet connect to Mattermost, so it serves no agents"
     );
 
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(DaemonError::Runtime)?;
     let mut liveness = tokio::time::interval(LIVENESS_INTERVAL);
     liveness.tick().await;
     let signal = loop {
         tokio::select! {
-            _ = terminate.recv() => break "SIGTERM",
-            result = tokio::signal::ctrl_c() => {
-                result.map_err(DaemonError::Runtime)?;
-                break "SIGINT";
-            }
+            _ = signals.terminate.recv() => break "SIGTERM",
+            _ = signals.interrupt.recv() => break "SIGINT",
             _ = liveness.tick() => {
                 let boot_id = boot_id.clone();
                 let now = now_millis();

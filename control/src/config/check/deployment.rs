@@ -10,6 +10,10 @@ use crate::config::problems::{KeyPath, Problems};
 use crate::config::secret::Secret;
 use crate::tools::{Registry, ToolsetKind};
 
+/// The output ceiling an anthropic model gets where none is configured; the
+/// adapter sends the same.
+const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 8192;
+
 pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
     let root = KeyPath::root();
     let deployment = root.key("deployment");
@@ -156,6 +160,31 @@ fn models(config: &Config, problems: &mut Problems) {
                 path.key("base_url"),
                 format!("`{url}` is not an http(s) URL"),
             );
+        }
+        // Anthropic's vocabulary for reasoning effort is a thinking budget in
+        // tokens (§3.12): a word would be silently ignored, and a budget the
+        // API refuses would refuse every completion.
+        if model.provider == ProviderKind::Anthropic
+            && let Some(effort) = &model.reasoning_effort
+        {
+            let ceiling = model
+                .max_output_tokens
+                .unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS);
+            match effort.parse::<u32>() {
+                Err(_) => problems.push(
+                    path.key("reasoning_effort"),
+                    format!(
+                        "`{effort}` is not a thinking budget; for an anthropic model the reasoning effort is a number of tokens, such as \"4096\" (§3.12)"
+                    ),
+                ),
+                Ok(budget) if budget < 1024 || budget >= ceiling => problems.push(
+                    path.key("reasoning_effort"),
+                    format!(
+                        "a thinking budget of {budget} tokens must be at least 1024 and below the model's output ceiling of {ceiling} tokens (max_output_tokens), or the provider refuses every request"
+                    ),
+                ),
+                Ok(_) => {}
+            }
         }
         match &model.api_key {
             Some(key) => secret_source(key, path.key("api_key"), problems),
