@@ -2,6 +2,8 @@
 //! (ARCHITECTURE §2). What exists so far is the foundation: configuration, the
 //! declaration registry, skills, the store and the daemon's lifecycle.
 
+pub mod chat;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod daemon;

@@ -10,3 +10,4 @@
 mod autolinks;
 pub mod mentions;
 pub mod model;
+pub mod untrusted;

@@ -69,6 +69,10 @@ pub struct Deployment {
     /// The root of the agents' workspaces, one directory per agent (A2).
     #[serde(default = "defaults::workspaces_root")]
     pub workspaces_root: PathBuf,
+    /// The OS user the daemon runs as. The provisioner, run as root, gives it
+    /// the files it writes into the state directory (the bot tokens); unset,
+    /// they belong to whoever runs the provisioner.
+    pub daemon_user: Option<String>,
 }
 
 /// Deployment-wide limits (§3.8, §4.4, §5.3, §7.2, §7.4, §7.6).

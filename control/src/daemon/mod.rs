@@ -4,6 +4,7 @@
 //! until then the daemon says plainly that it serves nothing.
 
 mod logging;
+mod mattermost;
 mod models;
 
 use std::path::Path;
@@ -45,6 +46,12 @@ pub enum DaemonError {
     Http(reqwest::Error),
     #[error("boot refused: a model refused its credential (§7.3):\n{0}")]
     ModelsRefused(String),
+    #[error(
+        "boot refused: Mattermost is not provisioned for this configuration:\n  - {problems}\nRun `{fix}` to converge it."
+    )]
+    MattermostNotReady { problems: String, fix: String },
+    #[error("boot refused: {0}")]
+    MattermostUnreachable(String),
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
@@ -76,6 +83,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // daemon is still verifying its models is a clean stop, not a kill.
         let signals = Signals::install().map_err(DaemonError::Runtime)?;
         models::verify_models(&loaded).await?;
+        mattermost::check(&loaded).await?;
         serve(store, signals).await
     })
 }
@@ -129,7 +137,7 @@ async fn serve(store: Store, mut signals: Signals) -> Result<(), DaemonError> {
     info!(
         boot_id = %boot_id,
         version,
-        "collegium is running; this build does not yet connect to Mattermost, so it serves no agents"
+        "collegium is running; this build does not yet listen for Mattermost events, so it serves no agents"
     );
 
     let mut liveness = tokio::time::interval(LIVENESS_INTERVAL);

@@ -1,0 +1,4 @@
+//! `collegium-provision`: a one-shot program run before the daemon starts
+//! (ARCHITECTURE §1). Provisioning converges; boot only checks (§3.1).
+
+pub mod mattermost;

@@ -1,0 +1,313 @@
+//! The end-to-end harness: both simulators in this process, a temporary
+//! state directory, a real configuration file, the provisioner, and the real
+//! `collegium` binary. Scenarios are named for the section they prove
+//! (`s3_1_…`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use collegium_control::chat::Rest;
+use serde_json::{Value, json};
+
+pub const ADMIN: &str = "admin";
+pub const ADMIN_PASSWORD: &str = "Admin-pass-1234";
+
+/// A running deployment's surroundings: Mattermost, a model provider, a
+/// state directory and the configuration naming them.
+pub struct Harness {
+    pub mattermost: mattermost_sim::Running,
+    pub model: model_sim::Running,
+    pub dir: tempfile::TempDir,
+    pub config: PathBuf,
+    /// The admin's session, for scenarios to read and change the server.
+    pub admin: Rest,
+}
+
+impl Harness {
+    /// A fresh Mattermost whose first account is its admin, with the settings
+    /// a Collegium deployment needs turned on by that admin, and a model that
+    /// answers the boot check.
+    pub async fn start() -> Self {
+        let mattermost = mattermost_sim::start(
+            "127.0.0.1:0".parse().expect("addr"),
+            &mattermost_sim::Options::default(),
+        )
+        .await
+        .expect("start the Mattermost simulator");
+        let model = model_sim::start("127.0.0.1:0".parse().expect("addr"), false)
+            .await
+            .expect("start the model simulator");
+        model.sim.script(
+            "demo-model",
+            vec![model_sim::script::Scripted {
+                text: Some("OK".into()),
+                standing: true,
+                ..Default::default()
+            }],
+        );
+        let rest = Rest::new(&mattermost.url).expect("client");
+        let _: Value = rest
+            .post("users", &json!({"username": ADMIN, "email": "admin@example.com", "password": ADMIN_PASSWORD}))
+            .await
+            .expect("the first account");
+        let (_, token) = rest
+            .login(ADMIN, ADMIN_PASSWORD)
+            .await
+            .expect("admin login");
+        let admin = rest.with_token(&token);
+        let _: Value = admin
+            .put(
+                "config/patch",
+                &json!({"ServiceSettings": {
+                    "EnableBotAccountCreation": true,
+                    "EnableUserAccessTokens": true,
+                    "AllowedUntrustedInternalConnections": "127.0.0.0/8"
+                }}),
+            )
+            .await
+            .expect("settings");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("collegium.toml");
+        let harness = Self {
+            mattermost,
+            model,
+            dir,
+            config,
+            admin,
+        };
+        harness.write_config(&[]);
+        harness
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// Writes the configuration, with `extra_channels` declared beside the
+    /// standard ones.
+    pub fn write_config(&self, extra_channels: &[&str]) {
+        let callback = free_port();
+        let mut channels = String::new();
+        for name in ["town-square", "research", "ops"]
+            .iter()
+            .chain(extra_channels)
+        {
+            channels.push_str(&format!("\n[[channels]]\nname = \"{name}\"\n"));
+        }
+        let text = format!(
+            r#"[deployment]
+operator_timezone = "Europe/Berlin"
+main_channel = "town-square"
+state_dir = "{state}"
+resources_root = "{state}/resources"
+plugins_root = "{state}/plugins"
+
+[callbacks]
+bind = "127.0.0.1:{callback}"
+public_url = "http://127.0.0.1:{callback}"
+
+[mattermost]
+url = "{mattermost}"
+team = "collegium"
+team_display_name = "Collegium"
+
+[mattermost.admin]
+username = "{ADMIN}"
+password = {{ value = "{ADMIN_PASSWORD}" }}
+
+[models.demo]
+provider = "openai-compatible"
+model = "demo-model"
+base_url = "{model}/v1"
+context_window = 128000
+{channels}
+[[agents]]
+username = "mira"
+expertise = "Research on the open web."
+prompt = "You research."
+model = "demo"
+grants = ["workspace"]
+
+[[agents]]
+username = "theo"
+display_name = "Theo the Operator"
+prompt = "You run operations."
+model = "demo"
+grants = ["mail"]
+
+[agents.settings.mail.mailbox]
+address = "ops@example.com"
+announce_channel = "ops"
+
+[agents.settings.mail.mailbox.imap]
+host = "imap.example.com"
+port = 993
+username = "ops@example.com"
+password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
+
+[agents.settings.mail.mailbox.smtp]
+host = "smtp.example.com"
+port = 587
+username = "ops@example.com"
+password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
+"#,
+            state = self.state_dir().display(),
+            mattermost = self.mattermost.url,
+            model = self.model.url,
+        );
+        std::fs::write(&self.config, text).expect("write the configuration");
+    }
+
+    pub fn loaded(&self) -> collegium_control::config::LoadedConfig {
+        collegium_control::config::load(&self.config).unwrap_or_else(|e| panic!("{}", e.report()))
+    }
+
+    /// Runs the provisioner in process.
+    pub async fn provision(
+        &self,
+    ) -> Result<
+        collegium_provision::mattermost::Outcome,
+        collegium_provision::mattermost::ProvisionError,
+    > {
+        collegium_provision::mattermost::provision(&self.loaded()).await
+    }
+
+    /// The held credentials.
+    pub fn credentials(&self) -> collegium_control::chat::credentials::Credentials {
+        collegium_control::chat::credentials::load(&collegium_control::chat::credentials::path(
+            &self.state_dir(),
+        ))
+        .expect("credentials")
+    }
+
+    /// The provisioned team, as the admin reads it.
+    pub async fn team(&self) -> mattermost_wire::model::Team {
+        self.admin
+            .team_by_name("collegium")
+            .await
+            .expect("lookup")
+            .expect("the team is provisioned")
+    }
+
+    /// Whether the team exists yet.
+    pub async fn has_team(&self) -> bool {
+        self.admin
+            .team_by_name("collegium")
+            .await
+            .expect("lookup")
+            .is_some()
+    }
+
+    /// A user by username, as the admin reads it.
+    pub async fn user(&self, username: &str) -> mattermost_wire::model::User {
+        self.admin
+            .user_by_username(username)
+            .await
+            .expect("lookup")
+            .unwrap_or_else(|| panic!("no user @{username}"))
+    }
+
+    /// The daemon, started as an operator starts it.
+    pub fn daemon(&self) -> Daemon {
+        let mut child = Command::new(binary("collegium"))
+            .args(["run", "--config"])
+            .arg(&self.config)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn collegium");
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = Box::new(
+            BufReader::new(stderr)
+                .lines()
+                .map(|l| l.unwrap_or_default()),
+        );
+        Daemon { child, lines }
+    }
+
+    /// The daemon run to its end: its exit code and everything it logged.
+    pub fn daemon_refusal(&self) -> (Option<i32>, String) {
+        let out = Command::new(binary("collegium"))
+            .args(["run", "--config"])
+            .arg(&self.config)
+            .output()
+            .expect("run collegium");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// A daemon process and its JSON log lines.
+pub struct Daemon {
+    pub child: Child,
+    lines: Box<dyn Iterator<Item = String> + Send>,
+}
+
+impl Daemon {
+    /// Reads log lines until one whose message contains `needle`, returning
+    /// every line seen.
+    pub fn wait_for(&mut self, needle: &str) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            let Some(line) = self.lines.next() else { break };
+            let value: Value =
+                serde_json::from_str(&line).unwrap_or_else(|_| json!({"message": line}));
+            let found = value["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(needle));
+            seen.push(value);
+            if found {
+                return seen;
+            }
+        }
+        panic!("no log line containing {needle:?}; saw {seen:#?}");
+    }
+
+    pub fn terminate(&mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A workspace binary, built beside this test (`cargo test --workspace`
+/// builds every binary first).
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target directory");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace` (tests/run does)",
+        path.display()
+    );
+    path
+}
+
+/// A loopback port nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
