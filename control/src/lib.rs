@@ -1,6 +1,7 @@
 //! The Collegium control daemon: one module per concept of the spec
-//! (ARCHITECTURE §2). What exists so far is the foundation: configuration, the
-//! declaration registry, skills, the store and the daemon's lifecycle.
+//! (ARCHITECTURE §2). What exists so far: configuration, the declaration
+//! registry, skills, the store, the daemon's lifecycle, inference, the
+//! Mattermost client and boot checks, and the audit side of the workers.
 
 pub mod chat;
 pub mod commands;
@@ -11,3 +12,4 @@ pub mod inference;
 pub mod skills;
 pub mod store;
 pub mod tools;
+pub mod workers;

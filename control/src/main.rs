@@ -24,11 +24,30 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Check what the workers recorded.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Run the control daemon.
     Run {
         /// The configuration file.
         #[arg(long)]
         config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Verify a worker's audit log: every line chained to the one before and,
+    /// with the store, still reaching the last line the daemon recorded.
+    /// Exit 1 naming the first bad line.
+    Verify {
+        /// The worker's audit log.
+        file: PathBuf,
+        /// The daemon's store (`collegium.db` in the state directory).
+        #[arg(long)]
+        store: Option<PathBuf>,
     },
 }
 
@@ -64,6 +83,18 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Audit {
+            command: AuditCommand::Verify { file, store },
+        } => match collegium_control::workers::audit::verify(&file, store.as_deref()) {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                println!("{error}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Run { config } => match collegium_control::daemon::run(&config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

@@ -88,6 +88,7 @@ impl Toolset for EchoToolset {
                         ..Success::default()
                     })),
                     summary: "said it".into(),
+                    audit: None,
                 })),
             }),
         ];
@@ -181,6 +182,7 @@ async fn toy_toolset_is_described_and_invoked_over_a_unix_socket() {
         invoke_event::Event::Result(ToolResult {
             outcome: Some(tool_result::Outcome::Success(s)),
             summary,
+            ..
         }) => {
             assert_eq!(s.text, r#"{"text":"hello \u00e9"}"#);
             assert_eq!(summary, "said it");

@@ -3,6 +3,7 @@
 //! of the daemon calls its typed functions, through [`StoreHandle`] from async
 //! code so no query ever blocks a runtime thread.
 
+pub mod audit;
 mod kinds;
 mod migrations;
 mod posts;
@@ -39,6 +40,14 @@ pub enum StoreError {
         path: PathBuf,
         store: u32,
         binary: u32,
+    },
+    #[error(
+        "the store at {path} is at schema version {store}; this needs version {needed}: run the daemon once to migrate it"
+    )]
+    TooOld {
+        path: PathBuf,
+        store: u32,
+        needed: u32,
     },
     #[error("migration {version} ({name}) failed: {source}")]
     Migration {

@@ -29,6 +29,7 @@ impl Tool {
             concurrent: false,
             supersedable: false,
             requires_settings: Vec::new(),
+            parameters: None,
         })
     }
     /// An ungated read: safe to repeat and to run beside other reads.

@@ -55,6 +55,10 @@ pub struct ToolDeclaration {
     /// Ref-only: settings keys that must be present before the tool is offered;
     /// a namespace grant leaves it out until they are (§3.4).
     pub requires_settings: Vec<String>,
+    /// JSON Schema of the arguments, where the daemon pins it: a worker that
+    /// describes another schema is refused at the handshake. Absent for a
+    /// tool whose schema the serving process's description supplies.
+    pub parameters: Option<Value>,
 }
 
 #[derive(Debug, Clone)]

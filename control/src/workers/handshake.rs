@@ -1,0 +1,245 @@
+//! The handshake check (ARCHITECTURE §4): what a worker reports of itself
+//! against what the configuration and the declaration registry expect. Any
+//! gap refuses boot, naming the worker and the field: a weaker sandbox never
+//! serves a call, and a tool the daemon would describe one way and the
+//! worker run another is never offered.
+
+use std::collections::BTreeSet;
+
+use collegium_proto::PROTOCOL_VERSION;
+use collegium_proto::toolset::v1::{self as wire, DescribeResponse};
+use collegium_worker_kit::audit::digest;
+
+use super::capabilities;
+use crate::tools::registry::{Gate, ToolDeclaration, ToolsetDeclaration};
+
+/// How the worker must be confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxExpectation {
+    pub uid: u32,
+    pub gid: u32,
+    /// Capabilities the worker may hold in any set; every other is a gap.
+    /// Only the bounding set of a root worker is held to it: a non-root
+    /// process with no-new-privileges cannot gain what its bounding set
+    /// allows.
+    pub allowed_capabilities: u64,
+    /// The lowest Landlock ABI accepted, for a worker that confines with it.
+    pub landlock_floor: Option<u32>,
+}
+
+/// One difference, as `field: what`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub field: String,
+    pub problem: String,
+}
+
+impl std::fmt::Display for Gap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("worker `{worker}` does not match what this deployment expects:\n  - {}", .gaps.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  - "))]
+pub struct HandshakeRefused {
+    pub worker: String,
+    pub gaps: Vec<Gap>,
+}
+
+/// Every gap between `described` and the expectation; empty when it matches.
+pub fn compare(
+    expected: &ToolsetDeclaration,
+    sandbox: &SandboxExpectation,
+    described: &DescribeResponse,
+) -> Vec<Gap> {
+    let mut gaps = Vec::new();
+    let mut gap = |field: &str, problem: String| {
+        gaps.push(Gap {
+            field: field.to_string(),
+            problem,
+        })
+    };
+    if described.protocol_version != PROTOCOL_VERSION {
+        gap(
+            "protocol_version",
+            format!(
+                "the worker speaks version {}, this daemon version {PROTOCOL_VERSION}",
+                described.protocol_version
+            ),
+        );
+    }
+    if described.namespace != expected.namespace {
+        gap(
+            "namespace",
+            format!(
+                "the worker serves `{}`, not `{}`",
+                described.namespace, expected.namespace
+            ),
+        );
+    }
+    match &described.sandbox {
+        Some(reported) => compare_sandbox(sandbox, reported, &mut gap),
+        None => gap("sandbox", "the worker reported no sandbox".into()),
+    }
+    compare_tools(expected, described, &mut gap);
+    gaps
+}
+
+fn compare_sandbox(
+    expected: &SandboxExpectation,
+    reported: &wire::Sandbox,
+    gap: &mut impl FnMut(&str, String),
+) {
+    if reported.effective_uid != expected.uid {
+        gap(
+            "sandbox.effective_uid",
+            format!(
+                "the worker runs as uid {}, not {}",
+                reported.effective_uid, expected.uid
+            ),
+        );
+    }
+    if reported.effective_gid != expected.gid {
+        gap(
+            "sandbox.effective_gid",
+            format!(
+                "the worker runs as gid {}, not {}",
+                reported.effective_gid, expected.gid
+            ),
+        );
+    }
+    let mut sets = vec![
+        ("sandbox.cap_inheritable", reported.cap_inheritable),
+        ("sandbox.cap_permitted", reported.cap_permitted),
+        ("sandbox.cap_effective", reported.cap_effective),
+        ("sandbox.cap_ambient", reported.cap_ambient),
+    ];
+    if expected.uid == 0 {
+        sets.push(("sandbox.cap_bounding", reported.cap_bounding));
+    }
+    for (field, mask) in sets {
+        let extra = mask & !expected.allowed_capabilities;
+        if extra != 0 {
+            gap(
+                field,
+                format!("holds {}", capabilities::names(extra).join(", ")),
+            );
+        }
+    }
+    if !reported.no_new_privileges {
+        gap(
+            "sandbox.no_new_privileges",
+            "not set: what the worker executes could gain privileges".into(),
+        );
+    }
+    if let Some(floor) = expected.landlock_floor {
+        match reported.landlock_abi {
+            Some(abi) if abi >= floor => {}
+            Some(abi) => gap(
+                "sandbox.landlock_abi",
+                format!("ABI {abi}, below the floor of {floor}"),
+            ),
+            None => gap(
+                "sandbox.landlock_abi",
+                format!("the worker applies no Landlock ruleset; ABI {floor} or later is required"),
+            ),
+        }
+    }
+}
+
+fn compare_tools(
+    expected: &ToolsetDeclaration,
+    described: &DescribeResponse,
+    gap: &mut impl FnMut(&str, String),
+) {
+    let served: BTreeSet<&str> = described.tools.iter().map(|t| t.name.as_str()).collect();
+    for tool in &expected.tools {
+        if !served.contains(tool.name.as_str()) {
+            gap(
+                &format!("tools.{}", tool.name),
+                "missing: the worker does not serve it".into(),
+            );
+        }
+    }
+    for reported in &described.tools {
+        let field = format!("tools.{}", reported.name);
+        let Some(declared) = expected.tool(&reported.name) else {
+            gap(&field, "served, but not declared by this daemon".into());
+            continue;
+        };
+        compare_tool(&field, declared, reported, gap);
+    }
+}
+
+fn compare_tool(
+    field: &str,
+    declared: &ToolDeclaration,
+    reported: &wire::ToolDeclaration,
+    gap: &mut impl FnMut(&str, String),
+) {
+    let gate = match wire::Gate::try_from(reported.gate) {
+        Ok(wire::Gate::None) => Some(Gate::None),
+        Ok(wire::Gate::Approval) => Some(Gate::Approval),
+        Ok(wire::Gate::Ask) => Some(Gate::Ask),
+        Ok(wire::Gate::Unspecified) | Err(_) => None,
+    };
+    match gate {
+        None => gap(
+            &format!("{field}.gate"),
+            format!(
+                "unspecified ({}): a tool must state whether it stops for a person",
+                reported.gate
+            ),
+        ),
+        Some(gate) if gate != declared.gate => gap(
+            &format!("{field}.gate"),
+            format!(
+                "the worker declares {gate:?}, the daemon {:?}",
+                declared.gate
+            ),
+        ),
+        Some(_) => {}
+    }
+    for (flag, worker, daemon) in [
+        ("retryable", reported.retryable, declared.retryable),
+        ("concurrent", reported.concurrent, declared.concurrent),
+        ("supersedable", reported.supersedable, declared.supersedable),
+    ] {
+        if worker != daemon {
+            gap(
+                &format!("{field}.{flag}"),
+                format!("the worker declares {worker}, the daemon {daemon}"),
+            );
+        }
+    }
+    if reported.requires_settings != declared.requires_settings {
+        gap(
+            &format!("{field}.requires_settings"),
+            format!(
+                "the worker declares {:?}, the daemon {:?}",
+                reported.requires_settings, declared.requires_settings
+            ),
+        );
+    }
+    if reported.parameters_schema_sha256 != digest(reported.parameters_schema_json.as_bytes()) {
+        gap(
+            &format!("{field}.parameters_schema_sha256"),
+            "does not match the schema sent with it".into(),
+        );
+    }
+    match serde_json::from_str::<serde_json::Value>(&reported.parameters_schema_json) {
+        Err(e) => gap(
+            &format!("{field}.parameters_schema_json"),
+            format!("not JSON: {e}"),
+        ),
+        Ok(schema) => {
+            if declared.parameters.as_ref().is_some_and(|d| *d != schema) {
+                gap(
+                    &format!("{field}.parameters_schema_json"),
+                    "differs from the schema this daemon declares".into(),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The daemon's side of the workers (ARCHITECTURE §4).
+
+pub mod audit;
+pub mod capabilities;
+pub mod handshake;

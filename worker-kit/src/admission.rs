@@ -1,0 +1,127 @@
+//! Where a worker lets a call through (ARCHITECTURE §4): the grant is checked
+//! before the tool acts, a refused grant is audited and never reaches the
+//! tool, and every call that ran leaves its line in the audit log, whose
+//! position goes back to the daemon as the anchor it stores.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use collegium_proto::toolset::v1::{
+    AuditAnchor, DescribeRequest, InvokeRequest, ToolResult, tool_result,
+};
+use tonic::Status;
+
+use crate::audit::{AuditLog, Outcome, Record};
+use crate::grant::{GrantVerifier, arguments_digest};
+
+pub struct Admission {
+    namespace: String,
+    verifier: Mutex<GrantVerifier>,
+    log: Mutex<AuditLog>,
+}
+
+/// A call let through, to be closed with its result.
+pub struct Admitted {
+    record: Record,
+    started: Instant,
+}
+
+impl Admission {
+    pub fn new(namespace: &str, verifier: GrantVerifier, log: AuditLog) -> Self {
+        Self {
+            namespace: namespace.to_string(),
+            verifier: Mutex::new(verifier),
+            log: Mutex::new(log),
+        }
+    }
+
+    /// Takes the boot's key from a handshake.
+    pub fn handshake(&self, request: &DescribeRequest) -> Result<(), Status> {
+        lock(&self.verifier)?
+            .accept_key(&request.boot_id, &request.grant_public_key)
+            .map_err(|reason| Status::invalid_argument(format!("grant_public_key: {reason}")))
+    }
+
+    /// Checks the call's grant. A refusal is written to the audit log and
+    /// returned as `PERMISSION_DENIED`, naming the reason.
+    pub fn admit(&self, request: &InvokeRequest) -> Result<Admitted, Status> {
+        let call = request
+            .call
+            .as_ref()
+            .ok_or_else(|| Status::invalid_argument("the request carries no call"))?;
+        let mut record = Record {
+            agent: call.agent.clone(),
+            turn: call.turn_id.clone(),
+            call: call.call_id.clone(),
+            tool: format!("{}::{}", self.namespace, call.tool),
+            arguments_sha256: arguments_digest(call),
+            decision: String::new(),
+            outcome: Outcome::Success,
+            detail: String::new(),
+            duration_ms: 0,
+        };
+        let checked = lock(&self.verifier)?.check(request.grant.as_ref(), call, now_ms());
+        match checked {
+            Ok(claims) => {
+                record.decision = claims.decision_id;
+                Ok(Admitted {
+                    record,
+                    started: Instant::now(),
+                })
+            }
+            Err(refusal) => {
+                record.outcome = Outcome::GrantRefused;
+                record.detail = refusal.to_string();
+                self.write(record)?;
+                Err(Status::permission_denied(format!(
+                    "grant refused: {refusal}"
+                )))
+            }
+        }
+    }
+
+    /// Writes the call's line and puts its position on the result.
+    pub fn close(&self, admitted: Admitted, result: &mut ToolResult) -> Result<(), Status> {
+        let mut record = admitted.record;
+        record.duration_ms =
+            u64::try_from(admitted.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        (record.outcome, record.detail) = match &result.outcome {
+            Some(tool_result::Outcome::Success(_)) => (Outcome::Success, String::new()),
+            Some(tool_result::Outcome::Refusal(r)) => (Outcome::Refusal, r.message.clone()),
+            Some(tool_result::Outcome::InvalidArguments(r)) => {
+                (Outcome::InvalidArguments, r.message.clone())
+            }
+            Some(tool_result::Outcome::Unresolved(r)) => (Outcome::Unresolved, r.message.clone()),
+            Some(tool_result::Outcome::Failure(r)) => (Outcome::Failure, r.message.clone()),
+            None => (Outcome::Failure, "the tool returned no outcome".into()),
+        };
+        let anchor = self.write(record)?;
+        result.audit = Some(AuditAnchor {
+            seq: anchor.seq,
+            hash: anchor.hash,
+        });
+        Ok(())
+    }
+
+    fn write(&self, record: Record) -> Result<crate::audit::Anchor, Status> {
+        lock(&self.log)?.append(record).map_err(|e| {
+            // The call may have acted; without its line the daemon must not
+            // take it as done (§7.1).
+            Status::data_loss(format!("the audit line could not be written: {e}"))
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Status> {
+    mutex
+        .lock()
+        .map_err(|_| Status::internal("a call panicked while holding the worker's state"))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,11 @@
+//! The machinery every worker and every plugin shares (ARCHITECTURE §4): the
+//! `Toolset` server on a Unix socket that only allowed peers may reach, the
+//! check of the daemon's signed dispatch grants, the hash-chained audit log,
+//! and the sandbox as the process observes itself for the handshake.
+
+pub mod admission;
+pub mod audit;
+pub mod client;
+pub mod grant;
+pub mod sandbox;
+pub mod serve;
