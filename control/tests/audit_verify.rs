@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use collegium_control::store::Store;
-use collegium_control::store::audit::AuditAnchor;
+use collegium_control::store::worker_calls::{AuditAnchor, CallEnd, NewWorkerCall};
 use collegium_worker_kit::audit::{AuditLog, Outcome, Record, digest};
 
 /// A log of `calls` calls by worker `mail`, each anchored in the store as
@@ -29,15 +29,29 @@ fn logged(dir: &Path, calls: u32) -> (std::path::PathBuf, std::path::PathBuf) {
                 duration_ms: 12,
             })
             .expect("append");
+        let call_id = format!("call-{n}");
         store
-            .record_audit_anchor(
-                "mail",
-                &format!("call-{n}"),
-                &AuditAnchor {
+            .record_dispatch(&NewWorkerCall {
+                call_id: call_id.clone(),
+                turn_id: "turn-1".into(),
+                agent: "theo".into(),
+                worker: "mail".into(),
+                tool: "mail::send".into(),
+                arguments_sha256: digest(b"{}"),
+                decision_id: Some(format!("decision-{n}")),
+                retryable: false,
+                dispatched_at: 1_800_000_000_000,
+            })
+            .expect("dispatched");
+        store
+            .record_call_end(
+                &call_id,
+                CallEnd::Success,
+                Some(&AuditAnchor {
                     seq: anchor.seq,
                     hash: anchor.hash,
-                },
-                1_800_000_000_000,
+                }),
+                1_800_000_000_012,
             )
             .expect("anchor");
     }

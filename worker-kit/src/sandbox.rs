@@ -8,10 +8,19 @@ use collegium_proto::toolset::v1::Sandbox;
 pub enum SandboxError {
     #[error("cannot read /proc/self/status: {0}")]
     Read(std::io::Error),
+    #[error("cannot set no-new-privileges: {0}")]
+    NoNewPrivileges(nix::Error),
     #[error("/proc/self/status has no {0} line")]
     Missing(&'static str),
     #[error("/proc/self/status: {field} is '{value}', not a number")]
     Malformed { field: &'static str, value: String },
+}
+
+/// Sets no-new-privileges on this process (and so on everything it
+/// executes): nothing it runs can gain privileges through a setuid binary or
+/// file capabilities. It cannot be unset.
+pub fn forbid_new_privileges() -> Result<(), SandboxError> {
+    nix::sys::prctl::set_no_new_privs().map_err(SandboxError::NoNewPrivileges)
 }
 
 /// This process's uid, gid, capability sets and no-new-privileges flag.

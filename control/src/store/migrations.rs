@@ -32,7 +32,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(2, "0002_turns"),
     migration!(3, "0003_decisions_and_queue"),
     migration!(4, "0004_process_runs"),
-    migration!(5, "0005_audit_anchors"),
+    migration!(5, "0005_worker_calls"),
 ];
 
 /// The schema version this build writes.

@@ -3,7 +3,6 @@
 //! of the daemon calls its typed functions, through [`StoreHandle`] from async
 //! code so no query ever blocks a runtime thread.
 
-pub mod audit;
 mod kinds;
 mod migrations;
 mod posts;
@@ -11,6 +10,7 @@ mod process;
 mod queue;
 mod thread;
 mod turns;
+pub mod worker_calls;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use collegium_worker_kit::audit::{self, Anchor, AuditError};
 
 use crate::store::StoreError;
-use crate::store::audit::latest_audit_anchor;
+use crate::store::worker_calls::latest_audit_anchor;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {

@@ -2,4 +2,5 @@
 
 pub mod audit;
 pub mod capabilities;
+pub mod dispatch;
 pub mod handshake;

@@ -3,6 +3,8 @@
 //! `collegium` binary. Scenarios are named for the section they prove
 //! (`s3_1_…`).
 
+pub mod fixture;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

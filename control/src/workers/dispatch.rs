@@ -1,0 +1,330 @@
+//! Dispatch to a worker (ARCHITECTURE §4): connect with a peer check, hand
+//! over the boot's grant key at the handshake and refuse a worker that does
+//! not match its expectation, then send each call with a signed grant and its
+//! deadline. A call is recorded as dispatched before it is sent, so one that
+//! may have acted is never forgotten; a call whose answer is lost is ended as
+//! §7.1 says for its declaration, and never sent again.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use collegium_proto::PROTOCOL_VERSION;
+use collegium_proto::toolset::v1::{
+    Call, CancelRequest, DescribeRequest, DescribeResponse, InvokeRequest, ToolResult,
+    invoke_event, tool_result, toolset_client::ToolsetClient,
+};
+use collegium_worker_kit::admission::now_ms;
+use collegium_worker_kit::audit::digest;
+use collegium_worker_kit::client;
+use collegium_worker_kit::grant::GrantSigner;
+use tonic::transport::Channel;
+
+use super::handshake::{HandshakeRefused, SandboxExpectation, compare};
+use crate::store::worker_calls::{AuditAnchor, CallEnd, NewWorkerCall};
+use crate::store::{StoreError, StoreHandle};
+use crate::tools::{ToolDeclaration, ToolsetDeclaration};
+
+/// One worker as the configuration names it.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    pub socket: PathBuf,
+    /// The uid that must serve the socket; none to accept any.
+    pub served_by: Option<u32>,
+    pub declaration: ToolsetDeclaration,
+    pub sandbox: SandboxExpectation,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("worker `{worker}`: cannot connect to {socket}: {reason}")]
+    Connect {
+        worker: String,
+        socket: PathBuf,
+        reason: String,
+    },
+    #[error("worker `{worker}`: the handshake failed: {reason}")]
+    Describe { worker: String, reason: String },
+    #[error(transparent)]
+    Refused(#[from] HandshakeRefused),
+}
+
+/// A connected worker whose handshake matched.
+pub struct Worker {
+    namespace: String,
+    client: ToolsetClient<Channel>,
+    tools: BTreeMap<String, ToolDeclaration>,
+    described: DescribeResponse,
+}
+
+/// One call to send.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    pub call_id: String,
+    pub turn_id: String,
+    pub agent: String,
+    /// The tool segment; the namespace is the worker's.
+    pub tool: String,
+    /// The exact argument bytes, which the grant's digest covers.
+    pub arguments_json: Vec<u8>,
+    /// The agent's effective settings for this toolset (§3.4).
+    pub settings_json: String,
+    /// The channel's handle; empty in a direct or group message.
+    pub channel: String,
+    /// The decision that let a gated call through.
+    pub decision_id: Option<String>,
+    pub deadline: Duration,
+}
+
+/// How a call ended, as the turn reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The worker's own result.
+    Finished(ToolResult),
+    /// The tool never ran: the worker could not be reached or refused the
+    /// call before acting. Nothing happened.
+    NotSent(String),
+    /// The call may have acted and did not answer, and its tool is not
+    /// retryable: side-effect ambiguity (§7.1). It is never sent again.
+    Ambiguous(String),
+    /// A retryable call that did not answer: a plain failure (§7.1).
+    Lost(String),
+}
+
+impl Worker {
+    /// Connects, hands over the boot's key and checks what the worker
+    /// reports against `spec`.
+    pub async fn connect(spec: &WorkerSpec, signer: &GrantSigner) -> Result<Self, WorkerError> {
+        let namespace = spec.declaration.namespace.clone();
+        let mut client = client::connect(&spec.socket, spec.served_by)
+            .await
+            .map_err(|e| WorkerError::Connect {
+                worker: namespace.clone(),
+                socket: spec.socket.clone(),
+                reason: error_chain(&e),
+            })?;
+        let described = client
+            .describe(DescribeRequest {
+                protocol_version: PROTOCOL_VERSION,
+                boot_id: signer.boot_id().to_string(),
+                grant_public_key: signer.public_key().to_vec(),
+            })
+            .await
+            .map_err(|status| WorkerError::Describe {
+                worker: namespace.clone(),
+                reason: status.message().to_string(),
+            })?
+            .into_inner();
+        let gaps = compare(&spec.declaration, &spec.sandbox, &described);
+        if !gaps.is_empty() {
+            return Err(HandshakeRefused {
+                worker: namespace,
+                gaps,
+            }
+            .into());
+        }
+        Ok(Self {
+            namespace,
+            client,
+            tools: spec
+                .declaration
+                .tools
+                .iter()
+                .map(|t| (t.name.clone(), t.clone()))
+                .collect(),
+            described,
+        })
+    }
+
+    /// What the worker reported at the handshake, for `/collegium inspect`.
+    pub fn described(&self) -> &DescribeResponse {
+        &self.described
+    }
+
+    /// Sends one call and waits for its end, handing each progress line to
+    /// `progress`. The store records the call before it is sent and its end
+    /// after; only a store failure is an error here.
+    pub async fn invoke(
+        &self,
+        store: &StoreHandle,
+        signer: &GrantSigner,
+        dispatch: Dispatch,
+        mut progress: impl FnMut(String) + Send,
+    ) -> Result<CallOutcome, StoreError> {
+        let Some(declared) = self.tools.get(&dispatch.tool) else {
+            return Ok(CallOutcome::NotSent(format!(
+                "{}::{} is not a tool this worker was declared with",
+                self.namespace, dispatch.tool
+            )));
+        };
+        let now = now_ms();
+        let deadline_ms = now.saturating_add(millis(dispatch.deadline));
+        let call = Call {
+            agent: dispatch.agent.clone(),
+            turn_id: dispatch.turn_id.clone(),
+            call_id: dispatch.call_id.clone(),
+            tool: dispatch.tool.clone(),
+            arguments_json: dispatch.arguments_json.clone(),
+            settings_json: dispatch.settings_json.clone(),
+            deadline_unix_ms: deadline_ms,
+            channel: dispatch.channel.clone(),
+        };
+        let decision = dispatch.decision_id.clone().unwrap_or_default();
+        let grant = signer.sign(&self.namespace, &call, &decision, now);
+        let record = NewWorkerCall {
+            call_id: dispatch.call_id.clone(),
+            turn_id: dispatch.turn_id.clone(),
+            agent: dispatch.agent.clone(),
+            worker: self.namespace.clone(),
+            tool: format!("{}::{}", self.namespace, dispatch.tool),
+            arguments_sha256: digest(&dispatch.arguments_json),
+            decision_id: dispatch.decision_id.clone(),
+            retryable: declared.retryable,
+            dispatched_at: to_millis(now),
+        };
+        store.call(move |s| s.record_dispatch(&record)).await?;
+
+        let sent = tokio::time::timeout(
+            dispatch.deadline,
+            self.exchange(
+                InvokeRequest {
+                    call: Some(call),
+                    grant: Some(grant),
+                },
+                &mut progress,
+            ),
+        )
+        .await;
+        let outcome = match sent {
+            Ok(Exchange::Result(result)) => CallOutcome::Finished(result),
+            Ok(Exchange::RefusedBeforeActing(reason)) => CallOutcome::NotSent(reason),
+            Ok(Exchange::Lost(reason)) => lost(declared, reason),
+            Err(_) => {
+                // Best effort: the worker stops what it can.
+                let _ = self
+                    .client
+                    .clone()
+                    .cancel(CancelRequest {
+                        call_id: dispatch.call_id.clone(),
+                    })
+                    .await;
+                lost(
+                    declared,
+                    format!(
+                        "it did not answer within its deadline of {} s",
+                        dispatch.deadline.as_secs_f64()
+                    ),
+                )
+            }
+        };
+        let (end, anchor) = ending(&outcome);
+        let call_id = dispatch.call_id;
+        let ended = to_millis(now_ms());
+        store
+            .call(move |s| s.record_call_end(&call_id, end, anchor.as_ref(), ended))
+            .await?;
+        Ok(outcome)
+    }
+
+    async fn exchange(
+        &self,
+        request: InvokeRequest,
+        progress: &mut (impl FnMut(String) + Send),
+    ) -> Exchange {
+        let mut events = match self.client.clone().invoke(request).await {
+            Ok(response) => response.into_inner(),
+            Err(status) => return refused_or_lost(&status),
+        };
+        loop {
+            match events.message().await {
+                Ok(Some(event)) => match event.event {
+                    Some(invoke_event::Event::Progress(p)) => progress(p.line),
+                    Some(invoke_event::Event::Result(result)) => return Exchange::Result(result),
+                    None => {}
+                },
+                Ok(None) => {
+                    return Exchange::Lost("the worker ended the call without a result".into());
+                }
+                Err(status) => return refused_or_lost(&status),
+            }
+        }
+    }
+}
+
+enum Exchange {
+    Result(ToolResult),
+    RefusedBeforeActing(String),
+    Lost(String),
+}
+
+/// The worker kit refuses with these codes before a tool acts (a refused
+/// grant, a malformed request, a tool it does not serve); anything else may
+/// have come after the tool acted, or from a connection that died.
+fn refused_or_lost(status: &tonic::Status) -> Exchange {
+    use tonic::Code;
+    match status.code() {
+        Code::PermissionDenied
+        | Code::InvalidArgument
+        | Code::NotFound
+        | Code::FailedPrecondition => Exchange::RefusedBeforeActing(format!(
+            "the worker refused the call: {}",
+            status.message()
+        )),
+        _ => Exchange::Lost(format!(
+            "the worker's answer was lost: {}",
+            status.message()
+        )),
+    }
+}
+
+fn lost(declared: &ToolDeclaration, reason: String) -> CallOutcome {
+    if declared.retryable {
+        CallOutcome::Lost(reason)
+    } else {
+        CallOutcome::Ambiguous(format!(
+            "{reason}; it may have acted, and whether it completed cannot be confirmed"
+        ))
+    }
+}
+
+fn ending(outcome: &CallOutcome) -> (CallEnd, Option<AuditAnchor>) {
+    match outcome {
+        CallOutcome::Finished(result) => {
+            let end = match &result.outcome {
+                Some(tool_result::Outcome::Success(_)) => CallEnd::Success,
+                Some(tool_result::Outcome::Refusal(_)) => CallEnd::Refusal,
+                Some(tool_result::Outcome::InvalidArguments(_)) => CallEnd::InvalidArguments,
+                Some(tool_result::Outcome::Unresolved(_)) => CallEnd::Unresolved,
+                Some(tool_result::Outcome::Failure(_)) | None => CallEnd::Failure,
+            };
+            let anchor = result.audit.as_ref().map(|a| AuditAnchor {
+                seq: a.seq,
+                hash: a.hash.clone(),
+            });
+            (end, anchor)
+        }
+        CallOutcome::NotSent(_) => (CallEnd::NotSent, None),
+        CallOutcome::Ambiguous(_) => (CallEnd::Ambiguous, None),
+        CallOutcome::Lost(_) => (CallEnd::Lost, None),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn to_millis(ms: u64) -> crate::store::Millis {
+    crate::store::Millis::try_from(ms).unwrap_or(crate::store::Millis::MAX)
+}
+
+/// A transport error with its causes, which is where the reason lives.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,348 @@
+//! Dispatch to a worker over the real wire (ARCHITECTURE §4, §7.1): the
+//! fixture toolset as its own process, a real store, signed grants, the
+//! audit log anchored call by call, lost answers ended as each tool's
+//! declaration says, and peers judged by their real uids.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use collegium_control::store::{Store, StoreHandle};
+use collegium_control::tools::Gate;
+use collegium_control::workers::dispatch::{
+    CallOutcome, Dispatch, Worker, WorkerError, WorkerSpec,
+};
+use collegium_control::workers::handshake::SandboxExpectation;
+use collegium_proto::toolset::v1::tool_result;
+use collegium_worker_kit::grant::GrantSigner;
+use e2e::binary;
+use e2e::fixture::{FixtureProcess, declaration};
+use serde_json::{Value, json};
+
+fn me() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// What the fixture, started by this process, must look like: this process's
+/// user, whatever capabilities it inherited, and no-new-privileges.
+fn as_started() -> SandboxExpectation {
+    SandboxExpectation {
+        uid: me(),
+        gid: nix::unistd::getegid().as_raw(),
+        allowed_capabilities: u64::MAX,
+        landlock_floor: None,
+    }
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    fixture: FixtureProcess,
+    store: StoreHandle,
+    signer: GrantSigner,
+    worker: Worker,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = FixtureProcess::start(dir.path(), me(), None);
+    let store = StoreHandle::spawn(Store::open(&dir.path().join("collegium.db")).expect("store"))
+        .expect("store thread");
+    let signer = GrantSigner::generate("boot-e2e");
+    let spec = WorkerSpec {
+        socket: fixture.socket.clone(),
+        served_by: Some(me()),
+        declaration: declaration(),
+        sandbox: as_started(),
+    };
+    let worker = Worker::connect(&spec, &signer).await.expect("handshake");
+    Setup {
+        dir,
+        fixture,
+        store,
+        signer,
+        worker,
+    }
+}
+
+fn dispatch(call_id: &str, tool: &str, arguments: Value) -> Dispatch {
+    Dispatch {
+        call_id: call_id.into(),
+        turn_id: "turn-1".into(),
+        agent: "mira".into(),
+        tool: tool.into(),
+        arguments_json: arguments.to_string().into_bytes(),
+        settings_json: "{}".into(),
+        channel: "research".into(),
+        decision_id: None,
+        deadline: Duration::from_secs(10),
+    }
+}
+
+async fn invoke(s: &Setup, d: Dispatch) -> CallOutcome {
+    s.worker
+        .invoke(&s.store, &s.signer, d, |_| {})
+        .await
+        .expect("store")
+}
+
+async fn recorded(s: &Setup, call_id: &str) -> (Option<String>, Option<u64>) {
+    let id = call_id.to_string();
+    let row = s
+        .store
+        .call(move |store| store.worker_call(&id))
+        .await
+        .expect("store")
+        .expect("the call was recorded");
+    (row.outcome, row.audit.map(|a| a.seq))
+}
+
+fn success_text(outcome: &CallOutcome) -> String {
+    match outcome {
+        CallOutcome::Finished(result) => match &result.outcome {
+            Some(tool_result::Outcome::Success(s)) => s.text.clone(),
+            other => panic!("expected a success, got {other:?}"),
+        },
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_is_granted_run_audited_and_anchored_in_the_store() {
+    let s = setup().await;
+    let outcome = invoke(&s, dispatch("c1", "read", json!({"key": "k"}))).await;
+    assert_eq!(success_text(&outcome), "the value of k");
+    assert_eq!(recorded(&s, "c1").await, (Some("success".into()), Some(1)));
+    let asked = fixture_toolset::asked(&s.fixture.record);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["arguments"], json!({"key": "k"}));
+
+    // The worker's own log proves it against the store's anchor.
+    let out = Command::new(binary("collegium"))
+        .args(["audit", "verify"])
+        .arg(&s.fixture.audit)
+        .arg("--store")
+        .arg(s.dir.path().join("collegium.db"))
+        .output()
+        .expect("run collegium");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("line 1 is the one"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gated_write_runs_only_with_its_decision_and_a_refusal_is_audited() {
+    let s = setup().await;
+    let write = json!({"path": "a.txt", "content": "hello"});
+    let outcome = invoke(&s, dispatch("w1", "write", write.clone())).await;
+    let CallOutcome::NotSent(reason) = outcome else {
+        panic!("expected the worker to refuse, got {outcome:?}");
+    };
+    assert!(reason.contains("names no decision"), "{reason}");
+    assert_eq!(recorded(&s, "w1").await, (Some("not_sent".into()), None));
+    assert!(
+        fixture_toolset::asked(&s.fixture.record).is_empty(),
+        "the tool never saw it"
+    );
+
+    let mut approved = dispatch("w2", "write", write);
+    approved.decision_id = Some("decision-7".into());
+    let outcome = invoke(&s, approved).await;
+    assert_eq!(success_text(&outcome), "wrote 5 bytes to a.txt");
+
+    let lines: Vec<Value> = std::fs::read_to_string(&s.fixture.audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["outcome"], "grant_refused");
+    assert_eq!(lines[0]["call"], "w1");
+    assert_eq!(lines[1]["outcome"], "success");
+    assert_eq!(lines[1]["decision"], "decision-7");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_arrives_before_the_result_and_a_failing_tool_is_a_failure() {
+    let s = setup().await;
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen = lines.clone();
+    let outcome = s
+        .worker
+        .invoke(
+            &s.store,
+            &s.signer,
+            dispatch("s1", "slow", json!({"ms": 200})),
+            move |line| seen.lock().expect("lock").push(line),
+        )
+        .await
+        .expect("store");
+    assert_eq!(success_text(&outcome), "slept 200 ms");
+    assert_eq!(
+        lines.lock().expect("lock").as_slice(),
+        ["25% done", "50% done", "75% done", "100% done"]
+    );
+
+    let outcome = invoke(&s, dispatch("f1", "fail", json!({}))).await;
+    match outcome {
+        CallOutcome::Finished(result) => assert!(matches!(
+            result.outcome,
+            Some(tool_result::Outcome::Failure(_))
+        )),
+        other => panic!("expected a failure result, got {other:?}"),
+    }
+    assert_eq!(recorded(&s, "f1").await.0.as_deref(), Some("failure"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_call_past_its_deadline_ends_as_its_declaration_says() {
+    let s = setup().await;
+    let mut read = dispatch("h1", "hang_read", json!({}));
+    read.deadline = Duration::from_millis(300);
+    let outcome = invoke(&s, read).await;
+    assert!(
+        matches!(&outcome, CallOutcome::Lost(r) if r.contains("deadline")),
+        "a retryable read is a plain failure: {outcome:?}"
+    );
+    assert_eq!(recorded(&s, "h1").await.0.as_deref(), Some("lost"));
+
+    let mut write = dispatch("h2", "hang_write", json!({}));
+    write.deadline = Duration::from_millis(300);
+    let outcome = invoke(&s, write).await;
+    assert!(
+        matches!(&outcome, CallOutcome::Ambiguous(r) if r.contains("cannot be confirmed")),
+        "a mutating call is side-effect ambiguity: {outcome:?}"
+    );
+    assert_eq!(recorded(&s, "h2").await.0.as_deref(), Some("ambiguous"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_worker_killed_mid_call_ends_each_call_as_its_declaration_says() {
+    let mut s = setup().await;
+    let (slow, hang) = {
+        let mut slow = dispatch("k1", "slow", json!({"ms": 20000}));
+        slow.deadline = Duration::from_secs(30);
+        let mut hang = dispatch("k2", "hang_read", json!({}));
+        hang.deadline = Duration::from_secs(30);
+        let first = s.worker.invoke(&s.store, &s.signer, slow, |_| {});
+        let second = s.worker.invoke(&s.store, &s.signer, hang, |_| {});
+        let kill = async {
+            // Both calls reach the worker before it dies.
+            for _ in 0..100 {
+                if fixture_toolset::asked(&s.fixture.record).len() == 2 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            s.fixture.kill();
+        };
+        let (slow, hang, ()) = tokio::join!(first, second, kill);
+        (slow.expect("store"), hang.expect("store"))
+    };
+    assert!(
+        matches!(&slow, CallOutcome::Ambiguous(_)),
+        "a call that may have acted and is not retryable: {slow:?}"
+    );
+    assert!(
+        matches!(&hang, CallOutcome::Lost(_)),
+        "a retryable read: {hang:?}"
+    );
+    assert_eq!(recorded(&s, "k1").await.0.as_deref(), Some("ambiguous"));
+    assert_eq!(recorded(&s, "k2").await.0.as_deref(), Some("lost"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_differs_from_its_declaration_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = FixtureProcess::start(dir.path(), me(), None);
+    let mut declared = declaration();
+    declared.tools.retain(|t| t.name != "lookup");
+    if let Some(write) = declared.tools.iter_mut().find(|t| t.name == "write") {
+        write.gate = Gate::None;
+    }
+    let spec = WorkerSpec {
+        socket: fixture.socket.clone(),
+        served_by: Some(me()),
+        declaration: declared,
+        sandbox: as_started(),
+    };
+    let signer = GrantSigner::generate("boot-e2e");
+    let error = match Worker::connect(&spec, &signer).await {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("a differing worker was accepted"),
+    };
+    assert!(
+        error.starts_with("worker `fixture` does not match"),
+        "{error}"
+    );
+    assert!(
+        error.contains("tools.lookup: served, but not declared"),
+        "{error}"
+    );
+    assert!(
+        error.contains("tools.write.gate: the worker declares Approval, the daemon None"),
+        "{error}"
+    );
+}
+
+/// The worker as a real other user (`nobody`), the daemon as this one: the
+/// handshake reports that user, and both ends' peer checks are exercised.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_under_its_own_user_is_checked_by_both_ends() {
+    if !nix::unistd::geteuid().is_root() {
+        // Starting a process as another user takes root; CI runs as root.
+        return;
+    }
+    let nobody = nix::unistd::User::from_name("nobody")
+        .expect("lookup")
+        .expect("nobody");
+    let (uid, gid) = (nobody.uid.as_raw(), nobody.gid.as_raw());
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let fixture = FixtureProcess::start(dir.path(), me(), Some((uid, gid)));
+    let signer = GrantSigner::generate("boot-e2e");
+    let confined = SandboxExpectation {
+        uid,
+        gid,
+        allowed_capabilities: 0,
+        landlock_floor: None,
+    };
+    let spec = WorkerSpec {
+        socket: fixture.socket.clone(),
+        served_by: Some(uid),
+        declaration: declaration(),
+        sandbox: confined.clone(),
+    };
+    let worker = Worker::connect(&spec, &signer).await;
+    assert!(
+        worker.is_ok(),
+        "a worker as nobody, no capabilities, no-new-privileges: {:?}",
+        worker.err().map(|e| e.to_string())
+    );
+
+    // A socket served by someone other than the worker's user is not spoken to.
+    let impostor = WorkerSpec {
+        served_by: Some(me()),
+        ..spec.clone()
+    };
+    match Worker::connect(&impostor, &signer).await {
+        Err(WorkerError::Connect { reason, .. }) => {
+            assert!(reason.contains("not the worker's uid"), "{reason}")
+        }
+        other => panic!("expected a refused connection, got {:?}", other.err()),
+    }
+
+    // A worker that admits only another uid never answers this one.
+    let other_dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(other_dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod");
+    let closed = FixtureProcess::start(other_dir.path(), uid, Some((uid, gid)));
+    let spec = WorkerSpec {
+        socket: closed.socket.clone(),
+        ..spec
+    };
+    assert!(
+        Worker::connect(&spec, &signer).await.is_err(),
+        "the worker closes a peer it does not admit"
+    );
+}
