@@ -86,4 +86,18 @@ if [[ ! -d "$browser/node_modules/playwright-core" ]]; then
   (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# The OS users the worker tests run workers as, so socket modes and peer
+# checks are exercised between real, distinct users (ARCHITECTURE §4).
+test_users=(collegium-test-worker)
+for user in "${test_users[@]}"; do
+  if ! id -u "$user" >/dev/null 2>&1; then
+    if [[ $(id -u) -ne 0 ]]; then
+      echo "setup: run as root to create the system user $user" >&2
+      exit 1
+    fi
+    echo "setup: creating the system user $user"
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+  fi
+done
+
 echo "setup: everything the tests need is installed"

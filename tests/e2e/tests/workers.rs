@@ -285,18 +285,21 @@ async fn a_worker_that_differs_from_its_declaration_is_refused_naming_the_field(
     );
 }
 
-/// The worker as a real other user (`nobody`), the daemon as this one: the
-/// handshake reports that user, and both ends' peer checks are exercised.
+/// The OS user `tests/setup.sh` creates for workers.
+const WORKER_USER: &str = "collegium-test-worker";
+
+/// The worker as a real other user, the daemon as this one: the handshake
+/// reports that user, and both ends' peer checks are exercised.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_under_its_own_user_is_checked_by_both_ends() {
     if !nix::unistd::geteuid().is_root() {
         // Starting a process as another user takes root; CI runs as root.
         return;
     }
-    let nobody = nix::unistd::User::from_name("nobody")
+    let worker_user = nix::unistd::User::from_name(WORKER_USER)
         .expect("lookup")
-        .expect("nobody");
-    let (uid, gid) = (nobody.uid.as_raw(), nobody.gid.as_raw());
+        .unwrap_or_else(|| panic!("no OS user {WORKER_USER}: run tests/setup.sh"));
+    let (uid, gid) = (worker_user.uid.as_raw(), worker_user.gid.as_raw());
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let fixture = FixtureProcess::start(dir.path(), me(), Some((uid, gid)));
@@ -316,7 +319,7 @@ async fn a_worker_under_its_own_user_is_checked_by_both_ends() {
     let worker = Worker::connect(&spec, &signer).await;
     assert!(
         worker.is_ok(),
-        "a worker as nobody, no capabilities, no-new-privileges: {:?}",
+        "a worker under its own user, no capabilities, no-new-privileges: {:?}",
         worker.err().map(|e| e.to_string())
     );
 
