@@ -21,5 +21,7 @@ CREATE TABLE worker_calls (
     audit_seq        INTEGER,
     audit_hash       TEXT
 ) STRICT;
-CREATE UNIQUE INDEX worker_calls_by_audit_line ON worker_calls (worker, audit_seq)
-    WHERE audit_seq IS NOT NULL;
+-- Not unique: a worker whose log was moved aside starts a new chain at line
+-- 1, and a finished call is never lost to a clash with the old one. The
+-- latest anchor is the one recorded last.
+CREATE INDEX worker_calls_by_worker ON worker_calls (worker, ended_at);

@@ -46,8 +46,12 @@ enum AuditCommand {
         /// The worker's audit log.
         file: PathBuf,
         /// The daemon's store (`collegium.db` in the state directory).
-        #[arg(long)]
+        #[arg(long, requires = "worker")]
         store: Option<PathBuf>,
+        /// The worker whose log this is, as the configuration names it;
+        /// needed with --store, which holds every worker's anchors.
+        #[arg(long, requires = "store")]
+        worker: Option<String>,
     },
 }
 
@@ -84,8 +88,16 @@ fn main() -> ExitCode {
             }
         }
         Command::Audit {
-            command: AuditCommand::Verify { file, store },
-        } => match collegium_control::workers::audit::verify(&file, store.as_deref()) {
+            command:
+                AuditCommand::Verify {
+                    file,
+                    store,
+                    worker,
+                },
+        } => match collegium_control::workers::audit::verify(
+            &file,
+            store.as_deref().zip(worker.as_deref()),
+        ) {
             Ok(report) => {
                 println!("{report}");
                 ExitCode::SUCCESS

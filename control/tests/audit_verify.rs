@@ -62,7 +62,7 @@ fn verify(log: &Path, store: Option<&Path>) -> (bool, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_collegium"));
     command.args(["audit", "verify"]).arg(log);
     if let Some(store) = store {
-        command.arg("--store").arg(store);
+        command.arg("--store").arg(store).args(["--worker", "mail"]);
     }
     let out = command.output().expect("run collegium");
     (
@@ -128,5 +128,55 @@ fn a_store_the_daemon_never_migrated_is_named() {
     assert!(
         out.contains("schema version 4; this needs version 5"),
         "{out}"
+    );
+}
+
+#[test]
+fn an_emptied_log_or_one_rewritten_under_another_name_fails_against_the_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (log, store) = logged(dir.path(), 3);
+    std::fs::write(&log, "").expect("empty it");
+    let (ok, out) = verify(&log, Some(&store));
+    assert!(!ok, "{out}");
+    assert!(out.contains("line 1: missing"), "{out}");
+
+    // A whole new chain under another worker's name.
+    let other = dir.path().join("other.jsonl");
+    let mut forged = AuditLog::open(&other, "x").expect("log");
+    for n in 1..=3 {
+        forged
+            .append(Record {
+                agent: "theo".into(),
+                turn: "turn-1".into(),
+                call: format!("call-{n}"),
+                tool: "mail::send".into(),
+                arguments_sha256: digest(b"{}"),
+                decision: String::new(),
+                outcome: Outcome::Success,
+                detail: String::new(),
+                duration_ms: 1,
+            })
+            .expect("append");
+    }
+    let (ok, out) = verify(&other, Some(&store));
+    assert!(!ok, "{out}");
+}
+
+#[test]
+fn the_store_needs_the_worker_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (log, store) = logged(dir.path(), 1);
+    let out = Command::new(env!("CARGO_BIN_EXE_collegium"))
+        .args(["audit", "verify"])
+        .arg(&log)
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .expect("run collegium");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--worker"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -3,7 +3,7 @@
 //! tool, and every call that ran leaves its line in the audit log, whose
 //! position goes back to the daemon as the anchor it stores.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use collegium_proto::toolset::v1::{
@@ -17,13 +17,41 @@ use crate::grant::{GrantVerifier, arguments_digest};
 pub struct Admission {
     namespace: String,
     verifier: Mutex<GrantVerifier>,
-    log: Mutex<AuditLog>,
+    log: Arc<Mutex<AuditLog>>,
 }
 
-/// A call let through, to be closed with its result.
+/// A call let through, to be closed with its result. One dropped unclosed
+/// (its caller went away, or the worker failed before it finished) still
+/// leaves its line, as `abandoned`: a call that may have acted is never
+/// missing from the log.
 pub struct Admitted {
     record: Record,
     started: Instant,
+    log: Arc<Mutex<AuditLog>>,
+    closed: bool,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        let mut record = self.record.clone();
+        record.outcome = Outcome::Abandoned;
+        record.detail = "the call ended without a result".into();
+        record.duration_ms = elapsed_ms(self.started);
+        let written = match self.log.lock() {
+            Ok(mut log) => log.append(record).map(drop).map_err(|e| e.to_string()),
+            Err(_) => Err("a call panicked while holding the audit log".into()),
+        };
+        if let Err(error) = written {
+            tracing::error!(call = %self.record.call, %error, "an abandoned call's audit line could not be written");
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Admission {
@@ -31,7 +59,7 @@ impl Admission {
         Self {
             namespace: namespace.to_string(),
             verifier: Mutex::new(verifier),
-            log: Mutex::new(log),
+            log: Arc::new(Mutex::new(log)),
         }
     }
 
@@ -67,12 +95,18 @@ impl Admission {
                 Ok(Admitted {
                     record,
                     started: Instant::now(),
+                    log: self.log.clone(),
+                    closed: false,
                 })
             }
             Err(refusal) => {
                 record.outcome = Outcome::GrantRefused;
                 record.detail = refusal.to_string();
-                self.write(record)?;
+                // The tool never ran, whatever became of its line: the
+                // answer stays a refusal, which the daemon reads as not sent.
+                if let Err(status) = self.write(record) {
+                    tracing::error!(error = %status.message(), "a refused grant's audit line could not be written");
+                }
                 Err(Status::permission_denied(format!(
                     "grant refused: {refusal}"
                 )))
@@ -81,10 +115,10 @@ impl Admission {
     }
 
     /// Writes the call's line and puts its position on the result.
-    pub fn close(&self, admitted: Admitted, result: &mut ToolResult) -> Result<(), Status> {
-        let mut record = admitted.record;
-        record.duration_ms =
-            u64::try_from(admitted.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    pub fn close(&self, mut admitted: Admitted, result: &mut ToolResult) -> Result<(), Status> {
+        admitted.closed = true;
+        let mut record = admitted.record.clone();
+        record.duration_ms = elapsed_ms(admitted.started);
         (record.outcome, record.detail) = match &result.outcome {
             Some(tool_result::Outcome::Success(_)) => (Outcome::Success, String::new()),
             Some(tool_result::Outcome::Refusal(r)) => (Outcome::Refusal, r.message.clone()),

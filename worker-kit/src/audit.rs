@@ -33,6 +33,8 @@ pub enum Outcome {
     Failure,
     /// The dispatch grant was refused: the call never ran.
     GrantRefused,
+    /// Admitted, and ended without a result: it may have acted.
+    Abandoned,
 }
 
 /// What a worker records of one call; the log adds the time, the sequence
@@ -74,6 +76,10 @@ pub enum AuditError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{path}: the log takes no more lines: {reason}; the worker must be restarted once the cause is fixed"
+    )]
+    Broken { path: PathBuf, reason: String },
     /// The first line that is not what an untouched log holds.
     #[error("{path}: line {line}: {reason}")]
     Bad {
@@ -99,6 +105,12 @@ pub struct AuditLog {
     worker: String,
     file: File,
     head: Anchor,
+    /// The file's length after the last whole line: a failed append is cut
+    /// back to it.
+    len: u64,
+    /// Why the log stopped taking lines: after a failed append the file's
+    /// state is not known, and no later line may chain onto it.
+    broken: Option<String>,
 }
 
 impl AuditLog {
@@ -117,20 +129,26 @@ impl AuditLog {
             .mode(0o600)
             .open(path)
             .map_err(io)?;
-        let head = match verify(path, None)? {
-            Verified {
-                head: Some(head), ..
-            } => head,
-            Verified { head: None, .. } => Anchor {
-                seq: 0,
-                hash: GENESIS.to_string(),
-            },
-        };
+        let verified = verify(path, None)?;
+        if let Some(other) = verified.worker.as_deref().filter(|w| *w != worker) {
+            return Err(AuditError::Bad {
+                path: path.to_path_buf(),
+                line: 1,
+                reason: format!("written by worker '{other}', not '{worker}'"),
+            });
+        }
+        let head = verified.head.unwrap_or_else(|| Anchor {
+            seq: 0,
+            hash: GENESIS.to_string(),
+        });
+        let len = file.metadata().map_err(io)?.len();
         Ok(Self {
             path: path.to_path_buf(),
             worker: worker.to_string(),
             file,
             head,
+            len,
+            broken: None,
         })
     }
 
@@ -142,6 +160,12 @@ impl AuditLog {
     /// Appends one call, flushed to disk before it returns, and emits the
     /// same line through `tracing` (the journal under systemd).
     pub fn append(&mut self, record: Record) -> Result<Anchor, AuditError> {
+        if let Some(reason) = &self.broken {
+            return Err(AuditError::Broken {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            });
+        }
         let line = Line {
             seq: self.head.seq + 1,
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -159,10 +183,28 @@ impl AuditLog {
             source,
         };
         // One write of the whole line: an O_APPEND write is never interleaved.
-        self.file
-            .write_all(format!("{text}\n").as_bytes())
-            .map_err(io)?;
-        self.file.sync_data().map_err(io)?;
+        let bytes = format!("{text}\n");
+        let written = self
+            .file
+            .write_all(bytes.as_bytes())
+            .and_then(|()| self.file.sync_data());
+        if let Err(error) = written {
+            // Cut back whatever part of the line reached the file, and take
+            // no more lines: the next one would chain onto a state unknown.
+            let cut = self
+                .file
+                .set_len(self.len)
+                .and_then(|()| self.file.sync_data());
+            self.broken = Some(match cut {
+                Ok(()) => format!("appending line {} failed: {error}", line.seq),
+                Err(cut) => format!(
+                    "appending line {} failed ({error}), and cutting it back failed too ({cut})",
+                    line.seq
+                ),
+            });
+            return Err(io(error));
+        }
+        self.len += bytes.len() as u64;
         tracing::info!(target: "audit", worker = %self.worker, seq = line.seq, "{text}");
         self.head = Anchor {
             seq: line.seq,
@@ -237,7 +279,7 @@ pub fn verify(path: &Path, anchor: Option<&Anchor>) -> Result<Verified, AuditErr
             return Err(bad(
                 number - 1,
                 format!(
-                    "its content does not hash to what line {number} records of it: line {} was edited",
+                    "its content does not hash to what line {number} records of it: line {} was edited (or line {number}'s record of it)",
                     number - 1
                 ),
             ));

@@ -85,11 +85,21 @@ pub async fn serve<T: Toolset>(
         reason,
     };
     remove_stale_socket(path).map_err(socket_error)?;
-    let listener = UnixListener::bind(path).map_err(|e| socket_error(e.to_string()))?;
+    // Bound under a private name, given its mode, then renamed into place:
+    // a client finds the socket only once its mode is what it should be.
+    let binding = binding_path(path).map_err(socket_error)?;
+    let _ = std::fs::remove_file(&binding);
+    let listener = UnixListener::bind(&binding).map_err(|e| socket_error(e.to_string()))?;
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| socket_error(format!("cannot set its mode: {e}")))?;
+        let placed = std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(mode))
+            .and_then(|()| std::fs::rename(&binding, path));
+        if let Err(e) = placed {
+            let _ = std::fs::remove_file(&binding);
+            return Err(socket_error(format!(
+                "cannot set its mode and place it: {e}"
+            )));
+        }
     }
     let (admitted, incoming) = mpsc::channel::<std::io::Result<UnixStream>>(16);
     let accept = tokio::spawn(admit(listener, policy, admitted));
@@ -107,6 +117,15 @@ pub async fn serve<T: Toolset>(
         server,
         accept,
     })
+}
+
+/// A name beside `path` for binding before the socket is placed.
+fn binding_path(path: &Path) -> Result<PathBuf, String> {
+    let name = path
+        .file_name()
+        .ok_or("a socket path needs a file name")?
+        .to_string_lossy();
+    Ok(path.with_file_name(format!(".{name}.{}.binding", std::process::id())))
 }
 
 /// A socket left by an earlier run is removed; any other file at the path is
@@ -134,7 +153,10 @@ async fn admit(
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(error) => {
+                // Out of descriptors, say: wait before trying again rather
+                // than spin and flood the log.
                 tracing::warn!(%error, "accepting a connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
         };

@@ -173,7 +173,7 @@ pub fn latest_audit_anchor(path: &Path, worker: &str) -> Result<Option<AuditAnch
     Ok(conn
         .query_row(
             "SELECT audit_seq, audit_hash FROM worker_calls
-             WHERE worker = ?1 AND audit_seq IS NOT NULL ORDER BY audit_seq DESC LIMIT 1",
+             WHERE worker = ?1 AND audit_seq IS NOT NULL ORDER BY ended_at DESC, rowid DESC LIMIT 1",
             params![worker],
             |row| {
                 Ok(AuditAnchor {

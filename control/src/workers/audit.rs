@@ -17,38 +17,49 @@ pub enum VerifyError {
     Store(#[from] StoreError),
 }
 
-/// What was proven, in words for the operator.
-pub fn verify(file: &Path, store: Option<&Path>) -> Result<String, VerifyError> {
-    let chained = audit::verify(file, None)?;
-    let Some(worker) = chained.worker.clone() else {
-        return Ok(format!("{}: empty; nothing to verify", file.display()));
+/// What was proven, in words for the operator. With the store, the worker
+/// is named by the operator, never taken from the file: a log rewritten
+/// under another name, or emptied, must not escape its anchor.
+pub fn verify(file: &Path, anchored: Option<(&Path, &str)>) -> Result<String, VerifyError> {
+    let Some((store, worker)) = anchored else {
+        let chained = audit::verify(file, None)?;
+        let Some(worker) = chained.worker else {
+            return Ok(format!("{}: empty; nothing to verify", file.display()));
+        };
+        return Ok(format!(
+            "{}: {} lines from worker '{worker}', each chained to the one before.\n\
+             Without --store, lines cut off the end or an edit to the last line cannot be detected.",
+            file.display(),
+            chained.lines
+        ));
     };
+    let anchor = latest_audit_anchor(store, worker)?.map(|a| Anchor {
+        seq: a.seq,
+        hash: a.hash,
+    });
+    let verified = audit::verify(file, anchor.as_ref())?;
+    if let Some(other) = verified.worker.as_deref().filter(|w| *w != worker) {
+        return Err(AuditError::Bad {
+            path: file.to_path_buf(),
+            line: 1,
+            reason: format!("written by worker '{other}', not '{worker}'"),
+        }
+        .into());
+    }
     let intro = format!(
         "{}: {} lines from worker '{worker}', each chained to the one before",
         file.display(),
-        chained.lines
+        verified.lines
     );
-    let Some(store) = store else {
-        return Ok(format!(
-            "{intro}.\nWithout --store, lines cut off the end or an edit to the last line cannot be detected."
-        ));
-    };
-    let Some(anchor) = latest_audit_anchor(store, &worker)? else {
-        return Ok(format!(
-            "{intro}.\n{} holds no anchor for '{worker}' (it records calls that ran, not refused grants); only the chain was checked.",
+    Ok(match anchor {
+        Some(anchor) => format!(
+            "{intro}; line {} is the one {} recorded last.",
+            anchor.seq,
             store.display()
-        ));
-    };
-    audit::verify(
-        file,
-        Some(&Anchor {
-            seq: anchor.seq,
-            hash: anchor.hash,
-        }),
-    )?;
-    Ok(format!(
-        "{intro}; line {} is the one {} recorded last.",
-        anchor.seq,
-        store.display()
-    ))
+        ),
+        None => format!(
+            "{intro}.\n{} records no call that ran on '{worker}' (refused grants are logged, not anchored); only the chain was checked.",
+            store.display()
+        ),
+    })
 }

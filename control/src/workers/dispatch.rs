@@ -200,14 +200,15 @@ impl Worker {
             Ok(Exchange::RefusedBeforeActing(reason)) => CallOutcome::NotSent(reason),
             Ok(Exchange::Lost(reason)) => lost(declared, reason),
             Err(_) => {
-                // Best effort: the worker stops what it can.
-                let _ = self
-                    .client
-                    .clone()
-                    .cancel(CancelRequest {
+                // Best effort, and bounded: a wedged worker must not hold the
+                // call past its deadline a second time.
+                let _ = tokio::time::timeout(
+                    CANCEL_WAIT,
+                    self.client.clone().cancel(CancelRequest {
                         call_id: dispatch.call_id.clone(),
-                    })
-                    .await;
+                    }),
+                )
+                .await;
                 lost(
                     declared,
                     format!(
@@ -233,23 +234,36 @@ impl Worker {
     ) -> Exchange {
         let mut events = match self.client.clone().invoke(request).await {
             Ok(response) => response.into_inner(),
-            Err(status) => return refused_or_lost(&status),
+            Err(status) => return before_any_event(&status),
         };
+        let mut started = false;
         loop {
             match events.message().await {
                 Ok(Some(event)) => match event.event {
-                    Some(invoke_event::Event::Progress(p)) => progress(p.line),
+                    Some(invoke_event::Event::Progress(p)) => {
+                        started = true;
+                        progress(p.line);
+                    }
                     Some(invoke_event::Event::Result(result)) => return Exchange::Result(result),
                     None => {}
                 },
                 Ok(None) => {
                     return Exchange::Lost("the worker ended the call without a result".into());
                 }
-                Err(status) => return refused_or_lost(&status),
+                Err(status) if !started => return before_any_event(&status),
+                Err(status) => {
+                    return Exchange::Lost(format!(
+                        "the worker's answer was lost: {}",
+                        status.message()
+                    ));
+                }
             }
         }
     }
 }
+
+/// How long a cancel after a missed deadline may take.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 enum Exchange {
     Result(ToolResult),
@@ -257,11 +271,19 @@ enum Exchange {
     Lost(String),
 }
 
-/// The worker kit refuses with these codes before a tool acts (a refused
-/// grant, a malformed request, a tool it does not serve); anything else may
-/// have come after the tool acted, or from a connection that died.
-fn refused_or_lost(status: &tonic::Status) -> Exchange {
+/// An error before the call produced anything. The worker kit refuses with
+/// these codes before a tool acts (a refused grant, a malformed request, a
+/// tool it does not serve); a connection that could not be opened sent
+/// nothing. Anything else may have come after the tool acted, or from a
+/// connection that died with the request on it.
+fn before_any_event(status: &tonic::Status) -> Exchange {
     use tonic::Code;
+    if never_connected(status) {
+        return Exchange::RefusedBeforeActing(format!(
+            "the worker could not be reached: {}",
+            error_chain(status)
+        ));
+    }
     match status.code() {
         Code::PermissionDenied
         | Code::InvalidArgument
@@ -275,6 +297,24 @@ fn refused_or_lost(status: &tonic::Status) -> Exchange {
             status.message()
         )),
     }
+}
+
+/// Whether the status comes from opening the socket: our connector's own
+/// errors (no socket, nobody listening, the wrong user serving it), before a
+/// byte of the request could be written.
+fn never_connected(status: &tonic::Status) -> bool {
+    use std::io::ErrorKind;
+    let mut source = std::error::Error::source(status);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::NotFound | ErrorKind::ConnectionRefused | ErrorKind::PermissionDenied
+            );
+        }
+        source = cause.source();
+    }
+    false
 }
 
 fn lost(declared: &ToolDeclaration, reason: String) -> CallOutcome {

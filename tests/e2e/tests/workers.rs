@@ -123,6 +123,7 @@ async fn a_call_is_granted_run_audited_and_anchored_in_the_store() {
         .arg(&s.fixture.audit)
         .arg("--store")
         .arg(s.dir.path().join("collegium.db"))
+        .args(["--worker", "fixture"])
         .output()
         .expect("run collegium");
     let report = String::from_utf8_lossy(&out.stdout);
@@ -214,6 +215,38 @@ async fn s7_1_a_call_past_its_deadline_ends_as_its_declaration_says() {
         "a mutating call is side-effect ambiguity: {outcome:?}"
     );
     assert_eq!(recorded(&s, "h2").await.0.as_deref(), Some("ambiguous"));
+
+    // Each admitted call left its line, whether the worker was cancelled or
+    // saw its caller go first.
+    for _ in 0..50 {
+        let text = std::fs::read_to_string(&s.fixture.audit).unwrap_or_default();
+        if text.lines().count() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lines: Vec<Value> = std::fs::read_to_string(&s.fixture.audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let calls: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["call"].as_str().unwrap_or(""),
+                l["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for (call, outcome) in calls {
+        assert!(["h1", "h2"].contains(&call), "{call}");
+        assert!(
+            ["failure", "abandoned"].contains(&outcome),
+            "{call}: {outcome}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -249,6 +282,14 @@ async fn s7_1_a_worker_killed_mid_call_ends_each_call_as_its_declaration_says() 
     );
     assert_eq!(recorded(&s, "k1").await.0.as_deref(), Some("ambiguous"));
     assert_eq!(recorded(&s, "k2").await.0.as_deref(), Some("lost"));
+
+    // A call to the dead worker is never sent, so it cannot have acted.
+    let after = invoke(&s, dispatch("k3", "hang_write", json!({}))).await;
+    assert!(
+        matches!(&after, CallOutcome::NotSent(r) if r.contains("could not be reached")),
+        "{after:?}"
+    );
+    assert_eq!(recorded(&s, "k3").await.0.as_deref(), Some("not_sent"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

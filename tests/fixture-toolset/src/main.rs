@@ -38,8 +38,17 @@ struct Cli {
     mode: String,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // Before the runtime starts its threads: the flag is per thread, and only
+    // threads created after it is set inherit it.
+    collegium_worker_kit::sandbox::forbid_new_privileges()?;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve_until_stopped())
+}
+
+async fn serve_until_stopped() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -47,7 +56,6 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    collegium_worker_kit::sandbox::forbid_new_privileges()?;
     let mode = u32::from_str_radix(&cli.mode, 8).context("--mode is an octal number")?;
     let served: BTreeSet<String> = tools::TOOLS.iter().map(|t| t.name.to_string()).collect();
     let gated: BTreeSet<String> = tools::TOOLS
