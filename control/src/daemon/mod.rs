@@ -12,8 +12,11 @@ use std::time::Duration;
 
 use tracing::{info, warn};
 
+use collegium_worker_kit::grant::GrantSigner;
+
 use crate::config::{self, LoadError};
 use crate::store::{Store, StoreError, StoreHandle};
+use crate::workers::plugins;
 
 pub use logging::init as init_logging;
 
@@ -52,6 +55,8 @@ pub enum DaemonError {
     MattermostNotReady { problems: String, fix: String },
     #[error("boot refused: {0}")]
     MattermostUnreachable(String),
+    #[error("boot refused: {0}")]
+    Plugin(#[from] crate::workers::plugins::PluginError),
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
@@ -84,7 +89,16 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let signals = Signals::install().map_err(DaemonError::Runtime)?;
         models::verify_models(&loaded).await?;
         mattermost::check(&loaded).await?;
-        serve(store, signals).await
+        let boot_id = uuid::Uuid::now_v7().to_string();
+        // This boot's grant-signing key: every worker gets its public half at
+        // the handshake, and it dies with the process (ARCHITECTURE §4).
+        let signer = GrantSigner::generate(&boot_id);
+        let toolsets = plugins::start(&loaded, &signer).await?;
+        let served = serve(store, signals, boot_id).await;
+        for toolset in toolsets {
+            toolset.stop().await;
+        }
+        served
     })
 }
 
@@ -104,9 +118,8 @@ impl Signals {
     }
 }
 
-async fn serve(store: Store, mut signals: Signals) -> Result<(), DaemonError> {
+async fn serve(store: Store, mut signals: Signals, boot_id: String) -> Result<(), DaemonError> {
     let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
-    let boot_id = uuid::Uuid::now_v7().to_string();
     let version = env!("CARGO_PKG_VERSION");
     let started = now_millis();
     {

@@ -95,6 +95,21 @@ impl Worker {
     /// Connects, hands over the boot's key and checks what the worker
     /// reports against `spec`.
     pub async fn connect(spec: &WorkerSpec, signer: &GrantSigner) -> Result<Self, WorkerError> {
+        let declared = spec.declaration.clone();
+        Self::connect_declaring(spec, signer, |_, _| declared)
+            .await
+            .map(|(worker, _)| worker)
+    }
+
+    /// As [`Worker::connect`], for a toolset whose description is its
+    /// declaration (a plugin, §3.14): `declare` builds the declaration from
+    /// what the worker reports, and the check then holds the report to it
+    /// and to the sandbox `spec` expects.
+    pub async fn connect_declaring(
+        spec: &WorkerSpec,
+        signer: &GrantSigner,
+        declare: impl FnOnce(&str, &DescribeResponse) -> ToolsetDeclaration,
+    ) -> Result<(Self, ToolsetDeclaration), WorkerError> {
         let namespace = spec.declaration.namespace.clone();
         let mut client = client::connect(&spec.socket, spec.served_by)
             .await
@@ -115,7 +130,8 @@ impl Worker {
                 reason: status.message().to_string(),
             })?
             .into_inner();
-        let gaps = compare(&spec.declaration, &spec.sandbox, &described);
+        let declaration = declare(&namespace, &described);
+        let gaps = compare(&declaration, &spec.sandbox, &described);
         if !gaps.is_empty() {
             return Err(HandshakeRefused {
                 worker: namespace,
@@ -123,17 +139,17 @@ impl Worker {
             }
             .into());
         }
-        Ok(Self {
+        let worker = Self {
             namespace,
             client,
-            tools: spec
-                .declaration
+            tools: declaration
                 .tools
                 .iter()
                 .map(|t| (t.name.clone(), t.clone()))
                 .collect(),
             described,
-        })
+        };
+        Ok((worker, declaration))
     }
 
     /// What the worker reported at the handshake, for `/collegium inspect`.

@@ -27,6 +27,21 @@ pub struct SandboxExpectation {
     pub landlock_floor: Option<u32>,
 }
 
+impl SandboxExpectation {
+    /// What a toolset this process starts under its own user can be held to:
+    /// this user, no capability beyond what this process could pass on (its
+    /// bounding set), and no-new-privileges.
+    pub fn of_this_process() -> Result<Self, collegium_worker_kit::sandbox::SandboxError> {
+        let me = collegium_worker_kit::sandbox::observe(None)?;
+        Ok(Self {
+            uid: me.effective_uid,
+            gid: me.effective_gid,
+            allowed_capabilities: me.cap_bounding,
+            landlock_floor: None,
+        })
+    }
+}
+
 /// One difference, as `field: what`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gap {

@@ -4,3 +4,4 @@ pub mod audit;
 pub mod capabilities;
 pub mod dispatch;
 pub mod handshake;
+pub mod plugins;

@@ -105,6 +105,7 @@ main_channel = "town-square"
 state_dir = "{state}"
 resources_root = "{state}/resources"
 plugins_root = "{state}/plugins"
+runtime_dir = "{state}/run"
 
 [callbacks]
 bind = "127.0.0.1:{callback}"
@@ -182,6 +183,43 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
             &self.state_dir(),
         ))
         .expect("credentials")
+    }
+
+    /// Installs the fixture toolset as the plugin `fixture` (§3.14): a
+    /// directory under the plugins root holding a `serve` executable, which
+    /// records every call asked of it in `record`.
+    pub fn install_fixture_plugin(&self, record: &Path) -> PathBuf {
+        self.install_plugin(
+            "fixture",
+            &format!(
+                "#!/bin/sh\nexec '{}' --record '{}' \"$@\"\n",
+                binary("collegium-fixture-toolset").display(),
+                record.display()
+            ),
+        )
+    }
+
+    /// Installs a plugin whose `serve` is `script`.
+    pub fn install_plugin(&self, namespace: &str, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.state_dir().join("plugins").join(namespace);
+        std::fs::create_dir_all(&dir).expect("plugin directory");
+        let serve = dir.join("serve");
+        std::fs::write(&serve, script).expect("serve");
+        std::fs::set_permissions(&serve, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        dir
+    }
+
+    /// Replaces @mira's grants.
+    pub fn grant_mira(&self, grants: &[&str]) {
+        let text = std::fs::read_to_string(&self.config).expect("config");
+        let list = grants
+            .iter()
+            .map(|g| format!("\"{g}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = text.replacen("grants = [\"workspace\"]", &format!("grants = [{list}]"), 1);
+        std::fs::write(&self.config, text).expect("write config");
     }
 
     /// The provisioned team, as the admin reads it.
