@@ -124,6 +124,7 @@ fn absolutize(config: &mut Config, base: &Path) {
     for dir in [
         &mut deployment.state_dir,
         &mut deployment.runtime_dir,
+        &mut deployment.audit_dir,
         &mut deployment.resources_root,
         &mut deployment.plugins_root,
         &mut deployment.workspaces_root,

@@ -41,6 +41,19 @@ pub struct Config {
     /// (§3.4).
     #[serde(default)]
     pub settings: BTreeMap<String, serde_json::Value>,
+    /// How the daemon runs each operator plugin, by namespace (§3.14).
+    #[serde(default)]
+    pub plugins: BTreeMap<String, Plugin>,
+}
+
+/// How the daemon runs one plugin.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Plugin {
+    /// The OS user the plugin runs as when the daemon runs as root
+    /// (ARCHITECTURE §4: each toolset process under its own user). Unset, it
+    /// runs as the daemon's user.
+    pub user: Option<String>,
 }
 
 /// Where the deployment lives and how it reads time.
@@ -59,6 +72,10 @@ pub struct Deployment {
     /// Where worker sockets live.
     #[serde(default = "defaults::runtime_dir")]
     pub runtime_dir: PathBuf,
+    /// Where workers and plugins keep their audit logs, one directory each,
+    /// owned by the user the worker runs as (ARCHITECTURE §4).
+    #[serde(default = "defaults::audit_dir")]
+    pub audit_dir: PathBuf,
     /// Agent prompt files and deployment skills (`skills/NAME/SKILL.md`) live
     /// beneath this directory (§3.1, §3.5).
     #[serde(default = "defaults::resources_root")]
@@ -389,6 +406,9 @@ mod defaults {
     }
     pub fn runtime_dir() -> PathBuf {
         PathBuf::from("/run/collegium")
+    }
+    pub fn audit_dir() -> PathBuf {
+        PathBuf::from("/var/log/collegium")
     }
     pub fn resources_root() -> PathBuf {
         PathBuf::from("/etc/collegium/resources")

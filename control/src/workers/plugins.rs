@@ -92,19 +92,44 @@ pub async fn start(
             namespace: namespace.clone(),
             reason,
         };
-        let executable = deployment.plugins_root.join(&namespace).join(EXECUTABLE);
-        let socket = deployment.runtime_dir.join(format!("{namespace}.sock"));
-        let audit_dir = deployment.state_dir.join("audit");
-        private_dir(&deployment.runtime_dir).map_err(&start_error)?;
-        private_dir(&audit_dir).map_err(&start_error)?;
+        let daemon =
+            SandboxExpectation::of_this_process().map_err(|e| start_error(e.to_string()))?;
+        let user = loaded
+            .config
+            .plugins
+            .get(&namespace)
+            .and_then(|p| p.user.as_deref());
+        let run_as = run_as(user, &daemon).map_err(&start_error)?;
+        // Each toolset gets a socket directory and an audit directory of its
+        // own, owned by the user it runs as; their parents only let it pass.
+        let socket_dir = deployment.runtime_dir.join(&namespace);
+        let audit_dir = deployment.audit_dir.join(&namespace);
+        for (parent, dir) in [
+            (&deployment.runtime_dir, &socket_dir),
+            (&deployment.audit_dir, &audit_dir),
+        ] {
+            owned_dir(parent, dir, run_as.as_ref()).map_err(&start_error)?;
+        }
+        let socket = socket_dir.join("toolset.sock");
         let audit = audit_dir.join(format!("{namespace}.audit.jsonl"));
-        let me = SandboxExpectation::of_this_process().map_err(|e| start_error(e.to_string()))?;
-        let child = spawn(&executable, &socket, &audit, me.uid)
+        let executable = deployment.plugins_root.join(&namespace).join(EXECUTABLE);
+        let child = spawn(&executable, &socket, &audit, daemon.uid, run_as.as_ref())
             .await
             .map_err(&start_error)?;
+        let sandbox = match &run_as {
+            // A process started as another user from root keeps no
+            // capability (the uid switch clears them), and must say so.
+            Some(user) => SandboxExpectation {
+                uid: user.uid.as_raw(),
+                gid: user.gid.as_raw(),
+                allowed_capabilities: 0,
+                landlock_floor: None,
+            },
+            None => daemon,
+        };
         let spec = WorkerSpec {
             socket,
-            served_by: Some(me.uid),
+            served_by: Some(sandbox.uid),
             // The plugin's description is its declaration (§3.14): what is
             // compared here is its sandbox, and its tools' own consistency.
             declaration: ToolsetDeclaration {
@@ -115,7 +140,7 @@ pub async fn start(
                 settings_schema: serde_json::json!({"type": "object"}),
                 skills: Vec::new(),
             },
-            sandbox: me,
+            sandbox,
         };
         let (worker, declaration) = Worker::connect_declaring(&spec, signer, declared).await?;
         check_grants(loaded, &declaration)?;
@@ -204,18 +229,31 @@ fn check_grants(
     }
 }
 
-/// Starts `executable` and waits for its `ready` line.
-async fn spawn(executable: &Path, socket: &Path, audit: &Path, uid: u32) -> Result<Child, String> {
-    let mut child = Command::new(executable)
+/// Starts `executable`, as `run_as` when given, and waits for its `ready`
+/// line.
+async fn spawn(
+    executable: &Path,
+    socket: &Path,
+    audit: &Path,
+    daemon_uid: u32,
+    run_as: Option<&nix::unistd::User>,
+) -> Result<Child, String> {
+    let mut command = Command::new(executable);
+    command
         .arg("--socket")
         .arg(socket)
         .arg("--audit")
         .arg(audit)
-        .args(["--allow-uid", &uid.to_string()])
+        .args(["--allow-uid", &daemon_uid.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    if let Some(user) = run_as {
+        // std drops root's supplementary groups when it sets the uid.
+        command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
@@ -235,11 +273,55 @@ async fn spawn(executable: &Path, socket: &Path, audit: &Path, uid: u32) -> Resu
     }
 }
 
-fn private_dir(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::DirBuilderExt;
+/// The OS user a plugin runs as: none for the daemon's own user. Another
+/// user takes root to start a process as; a daemon that is not root and is
+/// not that user refuses rather than run the plugin as someone else.
+fn run_as(
+    user: Option<&str>,
+    daemon: &SandboxExpectation,
+) -> Result<Option<nix::unistd::User>, String> {
+    let Some(name) = user else {
+        return Ok(None);
+    };
+    let user = nix::unistd::User::from_name(name)
+        .map_err(|e| format!("cannot look up the OS user {name}: {e}"))?
+        .ok_or_else(|| format!("plugins.*.user names {name}, and there is no such OS user"))?;
+    if user.uid.as_raw() == daemon.uid {
+        return Ok(None);
+    }
+    if daemon.uid != 0 {
+        return Err(format!(
+            "it is to run as {name}, and only a daemon running as root can start it so"
+        ));
+    }
+    Ok(Some(user))
+}
+
+/// Creates `dir` (mode 0700, owned by `owner` when given) inside `parent`,
+/// which others may pass through but not list (0711).
+fn owned_dir(parent: &Path, dir: &Path, owner: Option<&nix::unistd::User>) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let fail = |path: &Path, e: std::io::Error| format!("cannot prepare {}: {e}", path.display());
+    if !parent.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o711)
+            .create(parent)
+            .map_err(|e| fail(parent, e))?;
+    }
+    if owner.is_some() {
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711))
+            .map_err(|e| fail(parent, e))?;
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+        .create(dir)
+        .or_else(|e| if dir.is_dir() { Ok(()) } else { Err(e) })
+        .map_err(|e| fail(dir, e))?;
+    if let Some(user) = owner {
+        std::os::unix::fs::chown(dir, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
+            .map_err(|e| fail(dir, e))?;
+    }
+    Ok(())
 }

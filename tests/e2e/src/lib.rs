@@ -71,6 +71,14 @@ impl Harness {
             .await
             .expect("settings");
         let dir = tempfile::tempdir().expect("tempdir");
+        {
+            // Traversable, so toolsets run under their own users reach their
+            // socket and audit directories; the state directory inside stays
+            // the daemon's alone.
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        }
         let config = dir.path().join("collegium.toml");
         let harness = Self {
             mattermost,
@@ -104,8 +112,9 @@ operator_timezone = "Europe/Berlin"
 main_channel = "town-square"
 state_dir = "{state}"
 resources_root = "{state}/resources"
-plugins_root = "{state}/plugins"
-runtime_dir = "{state}/run"
+plugins_root = "{root}/plugins"
+runtime_dir = "{root}/run"
+audit_dir = "{root}/audit"
 
 [callbacks]
 bind = "127.0.0.1:{callback}"
@@ -157,6 +166,7 @@ username = "ops@example.com"
 password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
 "#,
             state = self.state_dir().display(),
+            root = self.dir.path().display(),
             mattermost = self.mattermost.url,
             model = self.model.url,
         );
@@ -202,12 +212,19 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
     /// Installs a plugin whose `serve` is `script`.
     pub fn install_plugin(&self, namespace: &str, script: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
-        let dir = self.state_dir().join("plugins").join(namespace);
+        let dir = self.dir.path().join("plugins").join(namespace);
         std::fs::create_dir_all(&dir).expect("plugin directory");
         let serve = dir.join("serve");
         std::fs::write(&serve, script).expect("serve");
         std::fs::set_permissions(&serve, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         dir
+    }
+
+    /// Runs the plugin `namespace` as the OS user `user`.
+    pub fn run_plugin_as(&self, namespace: &str, user: &str) {
+        let mut text = std::fs::read_to_string(&self.config).expect("config");
+        text.push_str(&format!("\n[plugins.{namespace}]\nuser = \"{user}\"\n"));
+        std::fs::write(&self.config, text).expect("write config");
     }
 
     /// Replaces @mira's grants.

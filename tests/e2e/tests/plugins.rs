@@ -21,7 +21,12 @@ async fn s3_14_a_granted_plugin_is_started_checked_and_stopped_with_the_daemon()
         .unwrap_or_else(|| panic!("no plugin ready line in {seen:#?}"));
     assert_eq!(ready["plugin"], "fixture");
     assert_eq!(ready["tools"], 9);
-    let socket = h.state_dir().join("run").join("fixture.sock");
+    let socket = h
+        .dir
+        .path()
+        .join("run")
+        .join("fixture")
+        .join("toolset.sock");
     assert!(socket.exists(), "the plugin serves on {}", socket.display());
 
     daemon.terminate();
@@ -63,4 +68,62 @@ async fn s3_14_a_plugin_that_never_becomes_ready_refuses_boot() {
         stderr.contains("plugin `broken`: printed \"starting up\" where `ready` was expected"),
         "{stderr}"
     );
+}
+
+/// The OS user `tests/setup.sh` creates for workers.
+const WORKER_USER: &str = "collegium-test-worker";
+
+/// With the daemon as root, a plugin configured with a user of its own runs
+/// as that user: the handshake holds it to that uid with no capabilities,
+/// and its socket and audit log live in directories it owns.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
+    use std::os::unix::fs::MetadataExt;
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    let records = h.dir.path().join("records");
+    std::fs::create_dir(&records).expect("records");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+    h.install_fixture_plugin(&records.join("asked.jsonl"));
+    h.grant_mira(&["workspace", "fixture"]);
+    h.run_plugin_as("fixture", WORKER_USER);
+    if !nix::unistd::geteuid().is_root() {
+        let (code, stderr) = h.daemon_refusal();
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains("only a daemon running as root"), "{stderr}");
+        return;
+    }
+    let user = nix::unistd::User::from_name(WORKER_USER)
+        .expect("lookup")
+        .unwrap_or_else(|| panic!("no OS user {WORKER_USER}: run tests/setup.sh"));
+    let mut daemon = h.daemon();
+    let seen = daemon.wait_for("collegium is running");
+    assert!(
+        seen.iter().any(|v| v["message"] == "plugin ready"),
+        "{seen:#?}"
+    );
+    for dir in [
+        h.dir.path().join("run").join("fixture"),
+        h.dir.path().join("audit").join("fixture"),
+    ] {
+        let meta = std::fs::metadata(&dir).expect("dir");
+        assert_eq!(meta.uid(), user.uid.as_raw(), "{}", dir.display());
+        assert_eq!(meta.mode() & 0o777, 0o700, "{}", dir.display());
+    }
+    let log = h
+        .dir
+        .path()
+        .join("audit")
+        .join("fixture")
+        .join("fixture.audit.jsonl");
+    assert_eq!(
+        std::fs::metadata(&log).expect("audit log").uid(),
+        user.uid.as_raw(),
+        "the plugin writes its own log"
+    );
+    daemon.terminate();
+    daemon.wait_for("stopped cleanly");
 }

@@ -50,6 +50,7 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
     models(config, problems);
     limits(config, problems);
     toolset_defaults(config, registry, problems);
+    plugin_tables(config, problems);
 }
 
 fn channels(config: &Config, problems: &mut Problems) {
@@ -211,6 +212,19 @@ fn limits(config: &Config, problems: &mut Problems) {
                 limits.debounce_ceiling_ms, limits.debounce_window_ms
             ),
         );
+    }
+}
+
+/// `[plugins.NS]`: how to run a plugin that is installed.
+fn plugin_tables(config: &Config, problems: &mut Problems) {
+    for namespace in config.plugins.keys() {
+        let dir = config.deployment.plugins_root.join(namespace);
+        if !dir.is_dir() {
+            problems.push(
+                KeyPath::root().key("plugins").key(namespace),
+                format!("there is no plugin directory {}", dir.display()),
+            );
+        }
     }
 }
 
