@@ -94,8 +94,13 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // the handshake, and it dies with the process (ARCHITECTURE §4).
         let signer = GrantSigner::generate(&boot_id);
         let toolsets = plugins::start(&loaded, &signer).await?;
+        info!(
+            toolsets = toolsets.registry.toolsets().count(),
+            plugins = toolsets.running.len(),
+            "declaration registry complete"
+        );
         let served = serve(store, signals, boot_id).await;
-        for toolset in toolsets {
+        for toolset in toolsets.running {
             toolset.stop().await;
         }
         served

@@ -19,7 +19,7 @@ use tokio::process::{Child, Command};
 use super::dispatch::{Worker, WorkerError, WorkerSpec};
 use super::handshake::SandboxExpectation;
 use crate::config::LoadedConfig;
-use crate::tools::{Gate, Host, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
+use crate::tools::{Gate, Host, Registry, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
 
 /// The executable a plugin directory holds.
 pub const EXECUTABLE: &str = "serve";
@@ -79,14 +79,20 @@ pub fn granted_plugins(loaded: &LoadedConfig) -> BTreeSet<String> {
         .collect()
 }
 
+/// The plugins running for this boot, and the declaration registry with
+/// their toolsets beside the framework's: grants, name resolution and schema
+/// validation read this one registry, whoever serves the tool (§3.4).
+pub struct Toolsets {
+    pub running: Vec<RunningToolset>,
+    pub registry: Registry,
+}
+
 /// Starts every granted plugin, connects to it with the boot's key, and
 /// checks its description and the grants that name its tools.
-pub async fn start(
-    loaded: &LoadedConfig,
-    signer: &GrantSigner,
-) -> Result<Vec<RunningToolset>, PluginError> {
+pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolsets, PluginError> {
     let deployment = &loaded.config.deployment;
     let mut running = Vec::new();
+    let mut registry = loaded.registry.clone();
     for namespace in granted_plugins(loaded) {
         let start_error = |reason: String| PluginError::Start {
             namespace: namespace.clone(),
@@ -143,7 +149,10 @@ pub async fn start(
             sandbox,
         };
         let (worker, declaration) = Worker::connect_declaring(&spec, signer, declared).await?;
-        check_grants(loaded, &declaration)?;
+        registry
+            .add(declaration.clone())
+            .map_err(|e| start_error(e.to_string()))?;
+        check_grants(loaded, &registry, &namespace)?;
         tracing::info!(
             plugin = %namespace,
             tools = declaration.tools.len(),
@@ -155,7 +164,7 @@ pub async fn start(
             child,
         });
     }
-    Ok(running)
+    Ok(Toolsets { running, registry })
 }
 
 /// The plugin's declaration, from its description; a tool that does not
@@ -190,31 +199,30 @@ fn declared(namespace: &str, described: &DescribeResponse) -> ToolsetDeclaration
     }
 }
 
-/// Every grant of a single plugin tool names a tool the plugin serves.
+/// Every grant of a single tool of `namespace` names a tool the registry
+/// now holds.
 fn check_grants(
     loaded: &LoadedConfig,
-    declaration: &ToolsetDeclaration,
+    registry: &Registry,
+    namespace: &str,
 ) -> Result<(), PluginError> {
+    let served = registry
+        .toolset(namespace)
+        .map(|t| {
+            t.tools
+                .iter()
+                .map(|tool| format!("`{}`", tool.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
     let mut problems = Vec::new();
     for (index, agent) in loaded.agents.iter().enumerate() {
-        for tool in agent
-            .tools
-            .iter()
-            .filter(|t| t.namespace == declaration.namespace)
-        {
-            if declaration.tool(&tool.tool).is_none() {
+        for tool in agent.tools.iter().filter(|t| t.namespace == namespace) {
+            if registry.tool(tool).is_none() {
                 problems.push(format!(
-                    "agents[{index}] ({}): granted `{}::{}`, which the plugin `{}` does not serve; it serves {}",
-                    agent.username,
-                    tool.namespace,
-                    tool.tool,
-                    declaration.namespace,
-                    declaration
-                        .tools
-                        .iter()
-                        .map(|t| format!("`{}`", t.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "agents[{index}] ({}): granted `{}::{}`, which the plugin `{namespace}` does not serve; it serves {served}",
+                    agent.username, tool.namespace, tool.tool,
                 ));
             }
         }
@@ -223,7 +231,7 @@ fn check_grants(
         Ok(())
     } else {
         Err(PluginError::Grant(format!(
-            "boot refused: a grant names a tool no plugin serves:\n  - {}",
+            "a grant names a tool no plugin serves:\n  - {}",
             problems.join("\n  - ")
         )))
     }

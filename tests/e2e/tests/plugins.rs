@@ -70,6 +70,30 @@ async fn s3_14_a_plugin_that_never_becomes_ready_refuses_boot() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_without_no_new_privileges_refuses_boot_naming_the_field() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    h.install_plugin(
+        "fixture",
+        &format!(
+            "#!/bin/sh\nFIXTURE_WITHOUT_NO_NEW_PRIVILEGES=1 exec '{}' \"$@\"\n",
+            e2e::binary("collegium-fixture-toolset").display()
+        ),
+    );
+    h.grant_mira(&["workspace", "fixture"]);
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("worker `fixture` does not match what this deployment expects"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("sandbox.no_new_privileges: not set"),
+        "{stderr}"
+    );
+}
+
 /// The OS user `tests/setup.sh` creates for workers.
 const WORKER_USER: &str = "collegium-test-worker";
 

@@ -40,8 +40,11 @@ struct Cli {
 
 fn main() -> anyhow::Result<()> {
     // Before the runtime starts its threads: the flag is per thread, and only
-    // threads created after it is set inherit it.
-    collegium_worker_kit::sandbox::forbid_new_privileges()?;
+    // threads created after it is set inherit it. Tests of the handshake
+    // check ask for a worker that leaves it unset.
+    if std::env::var_os("FIXTURE_WITHOUT_NO_NEW_PRIVILEGES").is_none() {
+        collegium_worker_kit::sandbox::forbid_new_privileges()?;
+    }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
