@@ -25,6 +25,9 @@ pub struct ResolvedAgent {
     pub limits: AgentLimits,
     /// The namespaces granted, for the peer roster (§3.11); core ones left out.
     pub namespaces: Vec<String>,
+    /// The namespaces granted whole (`web`, not `web::fetch`): every tool of
+    /// the namespace, including a plugin's, declared only at boot (§3.4).
+    pub whole_namespaces: Vec<String>,
     /// Every tool the agent holds by grant (core tools not listed).
     pub tools: Vec<ToolRef>,
     pub skills: Vec<Skill>,

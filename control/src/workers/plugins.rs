@@ -48,11 +48,11 @@ pub struct RunningToolset {
 impl RunningToolset {
     /// Asks the process to stop and waits a moment for it; kills it after.
     pub async fn stop(mut self) {
-        if let Some(pid) = self.child.id() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .status()
-                .await;
+        if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
         }
         if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
             .await
@@ -153,6 +153,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
         check_grants(loaded, &registry, &namespace)?;
+        warn_of_ungranted(loaded, &declaration);
         tracing::info!(
             plugin = %namespace,
             tools = declaration.tools.len(),
@@ -196,6 +197,28 @@ fn declared(namespace: &str, described: &DescribeResponse) -> ToolsetDeclaration
         settings_schema: serde_json::from_str(&described.settings_schema_json)
             .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
         skills: Vec::new(),
+    }
+}
+
+/// A plugin tool no agent holds is legitimate, and exactly what a forgotten
+/// grant leaves: it is warned of, never refused (§3.14).
+fn warn_of_ungranted(loaded: &LoadedConfig, declaration: &ToolsetDeclaration) {
+    let namespace = &declaration.namespace;
+    for tool in &declaration.tools {
+        let held = loaded.agents.iter().any(|agent| {
+            agent.whole_namespaces.contains(namespace)
+                || agent
+                    .tools
+                    .iter()
+                    .any(|t| t.namespace == *namespace && t.tool == tool.name)
+        });
+        if !held {
+            tracing::warn!(
+                plugin = %namespace,
+                tool = %tool.name,
+                "no agent is granted this plugin tool"
+            );
+        }
     }
 }
 

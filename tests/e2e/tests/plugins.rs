@@ -57,6 +57,25 @@ async fn s3_14_a_grant_of_a_tool_the_plugin_does_not_serve_refuses_boot() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_tool_no_agent_holds_is_warned_of_not_refused() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    h.install_fixture_plugin(&h.dir.path().join("asked.jsonl"));
+    h.grant_mira(&["workspace", "fixture::read"]);
+    let mut daemon = h.daemon();
+    let seen = daemon.wait_for("collegium is running");
+    let warned: Vec<&str> = seen
+        .iter()
+        .filter(|v| v["message"] == "no agent is granted this plugin tool")
+        .filter_map(|v| v["tool"].as_str())
+        .collect();
+    assert_eq!(warned.len(), 8, "every fixture tool but read: {warned:?}");
+    assert!(!warned.contains(&"read"));
+    daemon.terminate();
+    daemon.wait_for("stopped cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_plugin_that_never_becomes_ready_refuses_boot() {
     let h = Harness::start().await;
     h.provision().await.expect("provisioned");

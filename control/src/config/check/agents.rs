@@ -38,6 +38,7 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> V
             model: agent.model.clone(),
             limits,
             namespaces: granted.namespaces,
+            whole_namespaces: granted.whole_namespaces,
             tools: granted.tools,
             skills,
             settings: granted.settings,

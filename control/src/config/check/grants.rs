@@ -18,6 +18,7 @@ use crate::tools::{Registry, ToolRef, ToolsetDeclaration, ToolsetKind};
 /// What an agent's grants come to.
 pub struct Granted {
     pub namespaces: Vec<String>,
+    pub whole_namespaces: Vec<String>,
     pub tools: Vec<ToolRef>,
     pub settings: BTreeMap<String, Value>,
 }
@@ -113,8 +114,16 @@ pub fn resolve(
         }
     }
 
+    let whole_namespaces = named
+        .iter()
+        .filter_map(|(_, g)| match g {
+            GrantName::Namespace(ns) => Some(ns.clone()),
+            GrantName::Tool(_) => None,
+        })
+        .collect();
     Granted {
         namespaces: granted_namespaces.into_iter().collect(),
+        whole_namespaces,
         tools: tools.into_iter().collect(),
         settings,
     }
