@@ -3,6 +3,7 @@
 //! registry, skills, the store, the daemon's lifecycle, inference, the
 //! Mattermost client and boot checks, and the audit side of the workers.
 
+pub mod activation;
 pub mod chat;
 pub mod commands;
 pub mod config;

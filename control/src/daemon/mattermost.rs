@@ -13,6 +13,7 @@ use crate::chat::credentials::{self, Credentials, CredentialsError};
 use crate::chat::{Rest, RestError};
 use crate::commands;
 use crate::config::LoadedConfig;
+use crate::config::model::Triggering;
 
 pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
     let config = &loaded.config;
@@ -37,6 +38,8 @@ pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
     };
     let rest = Rest::new(&config.mattermost.url).map_err(DaemonError::Http)?;
     let mut problems = Vec::new();
+    let mut crowded = Vec::new();
+    let agents: Vec<&str> = loaded.agents.iter().map(|a| a.username.as_str()).collect();
     let system_bot = &config.mattermost.system_bot.username;
     let accounts = loaded
         .agents
@@ -68,13 +71,24 @@ pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
                     .await
                     .map_err(unreachable)?
                 {
-                    Some(found) if found.delete_at == 0 => {}
+                    Some(found) if found.delete_at == 0 => {
+                        if channel.triggering == Triggering::RespondToAll {
+                            crowded.extend(
+                                agents_present(bot, &held, &agents, &found.id, &channel.name)
+                                    .await
+                                    .map_err(unreachable)?,
+                            );
+                        }
+                    }
                     Some(_) => problems.push(format!("the channel ~{} is archived", channel.name)),
                     None => problems.push(format!("the channel ~{} does not exist", channel.name)),
                 }
             }
         }
         _ => {}
+    }
+    if problems.is_empty() && !crowded.is_empty() {
+        return Err(DaemonError::RespondToAllShared(crowded.join("\n  - ")));
     }
     if problems.is_empty() {
         info!(
@@ -86,6 +100,39 @@ pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
     } else {
         Err(refuse(problems))
     }
+}
+
+/// A respond-to-all channel holding two or more of `agents`, as a problem
+/// line; none when it holds at most one (§3.10). Membership is Mattermost's,
+/// read through the system bot, which is in every configured channel.
+async fn agents_present(
+    bot: &Rest,
+    held: &Credentials,
+    agents: &[&str],
+    channel_id: &str,
+    channel_name: &str,
+) -> Result<Option<String>, RestError> {
+    let mut present = Vec::new();
+    for agent in agents {
+        let Some(account) = held.accounts.get(*agent) else {
+            continue;
+        };
+        if bot
+            .channel_member(channel_id, &account.user_id)
+            .await?
+            .is_some()
+        {
+            present.push(*agent);
+        }
+    }
+    if present.len() < 2 {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "the respond-to-all channel ~{channel_name} has {} agents ({}); it may hold at most one, or every post would start concurrent turns on the same task (§3.10). Remove all but one from the channel in Mattermost.",
+        present.len(),
+        present.join(", ")
+    )))
 }
 
 fn unreachable(error: RestError) -> DaemonError {

@@ -55,6 +55,8 @@ pub enum DaemonError {
     MattermostNotReady { problems: String, fix: String },
     #[error("boot refused: {0}")]
     MattermostUnreachable(String),
+    #[error("boot refused:\n  - {0}")]
+    RespondToAllShared(String),
     #[error("boot refused: {0}")]
     Plugin(#[from] crate::workers::plugins::PluginError),
 }

@@ -208,3 +208,50 @@ async fn s7_3_an_unreachable_model_is_recorded_unverified_and_never_verified() {
     );
     assert!(!seen.iter().any(|v| v["message"] == "model verified"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_10_boot_refuses_a_respond_to_all_channel_holding_two_agents() {
+    let h = Harness::start().await;
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    std::fs::write(
+        &h.config,
+        text.replacen(
+            "name = \"research\"\n",
+            "name = \"research\"\ntriggering = \"respond-to-all\"\n",
+            1,
+        ),
+    )
+    .expect("write config");
+    h.provision().await.expect("provisioned");
+    let team = h.team().await;
+    let research = h
+        .admin
+        .channel_by_name(&team.id, "research")
+        .await
+        .expect("lookup")
+        .expect("~research");
+    let mira = h.user("mira").await;
+    let theo = h.user("theo").await;
+    for user in [&mira, &theo] {
+        h.admin
+            .add_channel_member(&research.id, &user.id)
+            .await
+            .expect("a person adds the agent");
+    }
+
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the respond-to-all channel ~research has 2 agents (mira, theo)"),
+        "{stderr}"
+    );
+
+    // One agent is what such a channel may hold.
+    let _: Value = h
+        .admin
+        .delete(&format!("channels/{}/members/{}", research.id, theo.id))
+        .await
+        .expect("a person removes theo");
+    let mut daemon = h.daemon();
+    daemon.wait_for("collegium is running");
+}
