@@ -13,4 +13,5 @@ pub mod inference;
 pub mod skills;
 pub mod store;
 pub mod tools;
+pub mod turns;
 pub mod workers;
