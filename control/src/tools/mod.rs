@@ -1,9 +1,10 @@
-//! Tools: the declaration registry, grants and name forms (§3.4). Dispatch
-//! lands with the worker machinery.
+//! Tools: the declaration registry, grants, name forms and name resolution
+//! (§3.4). Dispatch to the processes that serve them is in `workers/`.
 
 pub mod framework;
 pub mod names;
 pub mod registry;
+pub mod resolve;
 
 pub use names::ToolRef;
 pub use registry::{Gate, Host, Registry, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
