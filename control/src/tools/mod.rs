@@ -1,6 +1,8 @@
 //! Tools: the declaration registry, grants, name forms and name resolution
-//! (§3.4). Dispatch to the processes that serve them is in `workers/`.
+//! (§3.4), and argument checking (§7.2). Dispatch to the processes that
+//! serve them is in `workers/`.
 
+pub mod arguments;
 pub mod framework;
 pub mod names;
 pub mod registry;
