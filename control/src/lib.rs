@@ -11,6 +11,7 @@ pub mod context;
 pub mod daemon;
 pub mod inference;
 pub mod skills;
+pub mod status;
 pub mod store;
 pub mod tools;
 pub mod turns;
