@@ -10,6 +10,7 @@ pub mod config;
 pub mod context;
 pub mod daemon;
 pub mod inference;
+pub mod ownership;
 pub mod queue;
 pub mod skills;
 pub mod status;

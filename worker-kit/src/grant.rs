@@ -17,6 +17,9 @@ use crate::audit::digest;
 /// enough to hold one back and use it later.
 pub const LIFETIME_MS: u64 = 30_000;
 
+/// How many spent call ids a verifier holds before it forgets the expired.
+const SWEEP_AT: usize = 4096;
+
 /// The daemon's side: one key per boot.
 pub struct GrantSigner {
     key: SigningKey,
@@ -192,7 +195,10 @@ impl GrantVerifier {
         if self.seen.contains_key(&claims.call_id) {
             return Err(GrantRefusal::Replayed(claims.call_id));
         }
-        self.seen.retain(|_, expires| *expires >= now_ms);
+        // Swept only when the set has grown: not a walk on every call.
+        if self.seen.len() >= SWEEP_AT {
+            self.seen.retain(|_, expires| *expires >= now_ms);
+        }
         self.seen
             .insert(claims.call_id.clone(), claims.expires_unix_ms);
         Ok(claims)

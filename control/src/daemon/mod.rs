@@ -184,20 +184,12 @@ async fn serve(store: Store, mut signals: Signals, boot_id: String) -> Result<()
 }
 
 fn create_private_dir(path: &Path) -> Result<(), DaemonError> {
-    use std::os::unix::fs::DirBuilderExt;
-    if path.is_dir() {
-        return Ok(());
-    }
     // The store must be unreadable by agent users (A2): the directory is the
     // daemon's alone.
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .map_err(|source| DaemonError::StateDir {
-            path: path.to_path_buf(),
-            source,
-        })
+    crate::ownership::private_dir(path).map_err(|source| DaemonError::StateDir {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn now_millis() -> i64 {

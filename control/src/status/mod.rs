@@ -94,25 +94,34 @@ pub fn render_body(lines: &[String], closing: Option<&str>, limit: usize) -> Str
         });
         index += run;
     }
-    let tail: Vec<&str> = closing.into_iter().collect();
+    // Each line costs its characters and a newline; the oldest give way
+    // until the rest, under the line that counts them, fits.
+    let cost = |line: &str| line.chars().count() + 1;
+    let mut total: usize =
+        collapsed.iter().map(|l| cost(l)).sum::<usize>() + closing.map_or(0, cost);
     let mut dropped = 0;
-    loop {
-        let shown = &collapsed[dropped..];
-        let mut body: Vec<String> = Vec::new();
-        if dropped > 0 {
-            body.push(format!(
-                "… {dropped} earlier line{} not shown; all are in /collegium trace",
-                if dropped == 1 { "" } else { "s" }
-            ));
-        }
-        body.extend(shown.iter().cloned());
-        body.extend(tail.iter().map(|l| (*l).to_string()));
-        let text = body.join("\n");
-        if text.chars().count() <= limit || dropped >= collapsed.len() {
-            return text;
-        }
+    while dropped < collapsed.len()
+        && total.saturating_sub(1) + earlier_lines(dropped).map_or(0, |h| cost(&h)) > limit
+    {
+        total -= cost(&collapsed[dropped]);
         dropped += 1;
     }
+    earlier_lines(dropped)
+        .into_iter()
+        .chain(collapsed.into_iter().skip(dropped))
+        .chain(closing.map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The line that stands for the `dropped` oldest lines; none for none.
+fn earlier_lines(dropped: usize) -> Option<String> {
+    (dropped > 0).then(|| {
+        format!(
+            "… {dropped} earlier line{} not shown; all are in /collegium trace",
+            if dropped == 1 { "" } else { "s" }
+        )
+    })
 }
 
 fn capped(text: &str) -> String {

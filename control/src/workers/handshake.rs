@@ -10,8 +10,8 @@ use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{self as wire, DescribeResponse};
 use collegium_worker_kit::audit::digest;
 
-use super::capabilities;
-use crate::tools::registry::{Gate, ToolDeclaration, ToolsetDeclaration};
+use super::{capabilities, declarations};
+use crate::tools::registry::{ToolDeclaration, ToolsetDeclaration};
 
 /// How the worker must be confined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,13 +193,7 @@ fn compare_tool(
     reported: &wire::ToolDeclaration,
     gap: &mut impl FnMut(&str, String),
 ) {
-    let gate = match wire::Gate::try_from(reported.gate) {
-        Ok(wire::Gate::None) => Some(Gate::None),
-        Ok(wire::Gate::Approval) => Some(Gate::Approval),
-        Ok(wire::Gate::Ask) => Some(Gate::Ask),
-        Ok(wire::Gate::Unspecified) | Err(_) => None,
-    };
-    match gate {
+    match declarations::gate(reported.gate) {
         None => gap(
             &format!("{field}.gate"),
             format!(

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod capabilities;
+pub mod declarations;
 pub mod dispatch;
 pub mod handshake;
 pub mod plugins;

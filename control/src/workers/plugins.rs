@@ -11,15 +11,15 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use collegium_proto::toolset::v1::{self as wire, DescribeResponse};
 use collegium_worker_kit::grant::GrantSigner;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use super::declarations;
 use super::dispatch::{Worker, WorkerError, WorkerSpec};
 use super::handshake::SandboxExpectation;
 use crate::config::LoadedConfig;
-use crate::tools::{Gate, Host, Registry, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
+use crate::tools::{Host, Registry, ToolsetDeclaration, ToolsetKind};
 
 /// The executable a plugin directory holds.
 pub const EXECUTABLE: &str = "serve";
@@ -148,7 +148,8 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
             },
             sandbox,
         };
-        let (worker, declaration) = Worker::connect_declaring(&spec, signer, declared).await?;
+        let (worker, declaration) =
+            Worker::connect_declaring(&spec, signer, declarations::plugin).await?;
         registry
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
@@ -166,38 +167,6 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         });
     }
     Ok(Toolsets { running, registry })
-}
-
-/// The plugin's declaration, from its description; a tool that does not
-/// state its gate has none, and is refused by the handshake check.
-fn declared(namespace: &str, described: &DescribeResponse) -> ToolsetDeclaration {
-    ToolsetDeclaration {
-        namespace: namespace.to_string(),
-        kind: ToolsetKind::Plugin,
-        host: Host::Plugin,
-        tools: described
-            .tools
-            .iter()
-            .map(|tool| ToolDeclaration {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                gate: match wire::Gate::try_from(tool.gate) {
-                    Ok(wire::Gate::Approval) => Gate::Approval,
-                    Ok(wire::Gate::Ask) => Gate::Ask,
-                    _ => Gate::None,
-                },
-                retryable: tool.retryable,
-                budget_exempt: false,
-                concurrent: tool.concurrent,
-                supersedable: tool.supersedable,
-                requires_settings: tool.requires_settings.clone(),
-                parameters: serde_json::from_str(&tool.parameters_schema_json).ok(),
-            })
-            .collect(),
-        settings_schema: serde_json::from_str(&described.settings_schema_json)
-            .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
-        skills: Vec::new(),
-    }
 }
 
 /// A plugin tool no agent holds is legitimate, and exactly what a forgotten
@@ -344,15 +313,9 @@ fn owned_dir(parent: &Path, dir: &Path, owner: Option<&nix::unistd::User>) -> Re
         std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711))
             .map_err(|e| fail(parent, e))?;
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .or_else(|e| if dir.is_dir() { Ok(()) } else { Err(e) })
-        .map_err(|e| fail(dir, e))?;
+    crate::ownership::private_dir(dir).map_err(|e| fail(dir, e))?;
     if let Some(user) = owner {
-        std::os::unix::fs::chown(dir, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
-            .map_err(|e| fail(dir, e))?;
+        crate::ownership::give(dir, user).map_err(|e| fail(dir, e))?;
     }
     Ok(())
 }

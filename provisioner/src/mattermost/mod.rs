@@ -11,6 +11,7 @@ use std::path::Path;
 use collegium_control::chat::credentials::{self, CredentialsError};
 use collegium_control::chat::{Rest, RestError};
 use collegium_control::config::LoadedConfig;
+use collegium_control::ownership;
 
 pub use converge::TOKEN_DESCRIPTION;
 
@@ -129,15 +130,10 @@ async fn login(rest: &Rest, loaded: &LoadedConfig) -> Result<Rest, ProvisionErro
 }
 
 fn create_state_dir(dir: &Path, owner: Option<&nix::unistd::User>) -> Result<(), ProvisionError> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| CredentialsError::Write {
-            path: dir.to_path_buf(),
-            source: e,
-        })?;
+    ownership::private_dir(dir).map_err(|e| CredentialsError::Write {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
     give_to_daemon(dir, owner).map(drop)
 }
 
@@ -170,24 +166,15 @@ fn daemon_owner(daemon_user: Option<&str>) -> Result<Option<nix::unistd::User>, 
 /// Hands `path`, if it exists, to the daemon's user, so its mode 0600 (0700)
 /// means the daemon alone. True when its owner changed.
 fn give_to_daemon(path: &Path, owner: Option<&nix::unistd::User>) -> Result<bool, ProvisionError> {
-    use std::os::unix::fs::MetadataExt;
     let Some(user) = owner else {
         return Ok(false);
     };
-    let ownership = |e: std::io::Error| ProvisionError::Ownership {
+    if !path.exists() {
+        return Ok(false);
+    }
+    ownership::give(path, user).map_err(|e| ProvisionError::Ownership {
         path: path.display().to_string(),
         user: user.name.clone(),
         reason: e.to_string(),
-    };
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(ownership(e)),
-    };
-    if metadata.uid() == user.uid.as_raw() && metadata.gid() == user.gid.as_raw() {
-        return Ok(false);
-    }
-    std::os::unix::fs::chown(path, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
-        .map_err(ownership)?;
-    Ok(true)
+    })
 }

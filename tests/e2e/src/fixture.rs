@@ -6,9 +6,9 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use collegium_control::tools::{Gate, Host, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
-use collegium_proto::toolset::v1 as wire;
-use fixture_toolset::tools::{NAMESPACE, TOOLS};
+use collegium_control::tools::{Host, ToolsetDeclaration, ToolsetKind};
+use collegium_control::workers::declarations;
+use fixture_toolset::tools::NAMESPACE;
 use serde_json::json;
 
 use crate::binary;
@@ -73,29 +73,16 @@ impl Drop for FixtureProcess {
     }
 }
 
-/// The fixture's toolset as the registry declares it.
+/// The fixture's toolset as the registry declares it: what it reports, as
+/// the daemon translates it.
 pub fn declaration() -> ToolsetDeclaration {
     ToolsetDeclaration {
         namespace: NAMESPACE.into(),
         kind: ToolsetKind::Plugin,
         host: Host::Plugin,
-        tools: TOOLS
+        tools: fixture_toolset::tools::declarations()
             .iter()
-            .map(|tool| ToolDeclaration {
-                name: tool.name.into(),
-                description: tool.description.into(),
-                gate: match tool.gate {
-                    wire::Gate::Approval => Gate::Approval,
-                    wire::Gate::Ask => Gate::Ask,
-                    wire::Gate::None | wire::Gate::Unspecified => Gate::None,
-                },
-                retryable: tool.retryable,
-                budget_exempt: false,
-                concurrent: tool.concurrent,
-                supersedable: tool.supersedable,
-                requires_settings: Vec::new(),
-                parameters: Some((tool.parameters)()),
-            })
+            .map(declarations::tool)
             .collect(),
         settings_schema: json!({"type": "object"}),
         skills: Vec::new(),

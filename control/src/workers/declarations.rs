@@ -1,0 +1,47 @@
+//! A toolset's wire declarations as the registry holds them (ARCHITECTURE
+//! §4): one translation for the handshake check, for plugins whose
+//! description is their declaration, and for tests that declare a worker.
+
+use collegium_proto::toolset::v1::{self as wire, DescribeResponse};
+
+use crate::tools::{Gate, Host, ToolDeclaration, ToolsetDeclaration, ToolsetKind};
+
+/// The gate a tool states; none when it states none (`GATE_UNSPECIFIED` or
+/// a value this daemon does not know), which the handshake refuses (§3.14).
+pub fn gate(wire_gate: i32) -> Option<Gate> {
+    match wire::Gate::try_from(wire_gate) {
+        Ok(wire::Gate::None) => Some(Gate::None),
+        Ok(wire::Gate::Approval) => Some(Gate::Approval),
+        Ok(wire::Gate::Ask) => Some(Gate::Ask),
+        Ok(wire::Gate::Unspecified) | Err(_) => None,
+    }
+}
+
+/// One tool as the registry declares it. A tool with no gate is declared
+/// ungated here and refused by the handshake check, which reads the wire.
+pub fn tool(declared: &wire::ToolDeclaration) -> ToolDeclaration {
+    ToolDeclaration {
+        name: declared.name.clone(),
+        description: declared.description.clone(),
+        gate: gate(declared.gate).unwrap_or(Gate::None),
+        retryable: declared.retryable,
+        budget_exempt: false,
+        concurrent: declared.concurrent,
+        supersedable: declared.supersedable,
+        requires_settings: declared.requires_settings.clone(),
+        parameters: serde_json::from_str(&declared.parameters_schema_json).ok(),
+    }
+}
+
+/// A plugin's toolset, from its description (§3.14).
+pub fn plugin(namespace: &str, described: &DescribeResponse) -> ToolsetDeclaration {
+    ToolsetDeclaration {
+        namespace: namespace.to_string(),
+        kind: ToolsetKind::Plugin,
+        host: Host::Plugin,
+        tools: described.tools.iter().map(tool).collect(),
+        settings_schema: serde_json::from_str(&described.settings_schema_json)
+            .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
+        skills: Vec::new(),
+    }
+}
