@@ -151,7 +151,7 @@ fn s3_10_an_agent_or_the_system_bot_activates_an_agent_by_mention() {
 }
 
 #[test]
-fn an_author_never_addresses_itself() {
+fn s4_5_an_author_never_addresses_itself() {
     let decided = decide(
         &Author::Agent("mira".into()),
         Triggering::MentionRequired,
@@ -181,7 +181,7 @@ fn s4_5_an_agents_post_addressing_two_is_refused_without_a_correction() {
 }
 
 #[test]
-fn a_channel_wide_mention_addresses_no_agent() {
+fn s4_5_a_channel_wide_mention_addresses_no_agent() {
     let decided = decide(
         &person(),
         Triggering::MentionRequired,

@@ -72,7 +72,7 @@ fn verify(log: &Path, store: Option<&Path>) -> (bool, String) {
 }
 
 #[test]
-fn a_clean_log_is_proven_against_the_store() {
+fn arch4_a_clean_log_is_proven_against_the_store() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path(), 4);
     let (ok, out) = verify(&log, Some(&store));
@@ -82,7 +82,7 @@ fn a_clean_log_is_proven_against_the_store() {
 }
 
 #[test]
-fn without_the_store_the_report_says_what_it_cannot_see() {
+fn arch4_without_the_store_the_report_says_what_it_cannot_see() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, _) = logged(dir.path(), 2);
     let (ok, out) = verify(&log, None);
@@ -91,7 +91,7 @@ fn without_the_store_the_report_says_what_it_cannot_see() {
 }
 
 #[test]
-fn a_truncated_tail_fails_naming_the_first_missing_line() {
+fn arch4_a_truncated_tail_fails_naming_the_first_missing_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path(), 4);
     let text = std::fs::read_to_string(&log).expect("read");
@@ -104,7 +104,7 @@ fn a_truncated_tail_fails_naming_the_first_missing_line() {
 }
 
 #[test]
-fn an_edited_line_fails_naming_it() {
+fn arch4_an_edited_line_fails_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path(), 4);
     let text = std::fs::read_to_string(&log).expect("read");
@@ -115,7 +115,7 @@ fn an_edited_line_fails_naming_it() {
 }
 
 #[test]
-fn a_store_the_daemon_never_migrated_is_named() {
+fn arch4_a_store_the_daemon_never_migrated_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, _) = logged(dir.path(), 1);
     let old = dir.path().join("old.db");
@@ -132,7 +132,7 @@ fn a_store_the_daemon_never_migrated_is_named() {
 }
 
 #[test]
-fn an_emptied_log_or_one_rewritten_under_another_name_fails_against_the_store() {
+fn arch4_an_emptied_log_or_one_rewritten_under_another_name_fails_against_the_store() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path(), 3);
     std::fs::write(&log, "").expect("empty it");
@@ -163,7 +163,7 @@ fn an_emptied_log_or_one_rewritten_under_another_name_fails_against_the_store() 
 }
 
 #[test]
-fn the_store_needs_the_worker_named() {
+fn arch4_the_store_needs_the_worker_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path(), 1);
     let out = Command::new(env!("CARGO_BIN_EXE_collegium"))

@@ -18,7 +18,7 @@ fn agents(names: &[&str]) -> BTreeSet<String> {
 }
 
 #[test]
-fn an_ordinary_reply_passes() {
+fn s4_5_an_ordinary_reply_passes() {
     assert_eq!(
         check_reply("The report is attached.", &none(), None, LIMIT),
         None
@@ -119,7 +119,7 @@ fn s4_5_two_rejections_in_a_row_end_the_turn_and_a_tool_call_between_resets() {
 }
 
 #[test]
-fn every_rejection_says_the_reply_was_not_posted() {
+fn s4_5_every_rejection_says_the_reply_was_not_posted() {
     for rejection in [
         Rejection::SeveralAgents {
             agents: vec!["mira".into(), "theo".into()],

@@ -82,12 +82,12 @@ fn gaps(described: &wire::DescribeResponse) -> Vec<String> {
 }
 
 #[test]
-fn a_worker_that_matches_has_no_gaps() {
+fn arch4_a_worker_that_matches_has_no_gaps() {
     assert_eq!(gaps(&described()), Vec::<String>::new());
 }
 
 #[test]
-fn a_missing_tool_is_named() {
+fn arch4_a_missing_tool_is_named() {
     let mut d = described();
     d.tools.clear();
     assert_eq!(
@@ -97,7 +97,7 @@ fn a_missing_tool_is_named() {
 }
 
 #[test]
-fn an_extra_tool_is_named() {
+fn arch4_an_extra_tool_is_named() {
     let mut d = described();
     let mut extra = d.tools[0].clone();
     extra.name = "run_as_root".into();
@@ -109,7 +109,7 @@ fn an_extra_tool_is_named() {
 }
 
 #[test]
-fn a_different_schema_is_named() {
+fn arch4_a_different_schema_is_named() {
     let mut d = described();
     let text = json!({"type": "object"}).to_string();
     d.tools[0].parameters_schema_sha256 = digest(text.as_bytes());
@@ -121,7 +121,7 @@ fn a_different_schema_is_named() {
 }
 
 #[test]
-fn a_schema_hash_that_does_not_match_its_schema_is_named() {
+fn arch4_a_schema_hash_that_does_not_match_its_schema_is_named() {
     let mut d = described();
     d.tools[0].parameters_schema_sha256 = digest(b"something else");
     assert_eq!(
@@ -131,7 +131,7 @@ fn a_schema_hash_that_does_not_match_its_schema_is_named() {
 }
 
 #[test]
-fn an_extra_capability_is_named_by_its_name() {
+fn arch4_an_extra_capability_is_named_by_its_name() {
     let mut d = described();
     let sandbox = d.sandbox.as_mut().expect("sandbox");
     sandbox.cap_effective |= 1 << 21;
@@ -146,7 +146,7 @@ fn an_extra_capability_is_named_by_its_name() {
 }
 
 #[test]
-fn a_missing_no_new_privileges_is_named() {
+fn arch4_a_missing_no_new_privileges_is_named() {
     let mut d = described();
     d.sandbox.as_mut().expect("sandbox").no_new_privileges = false;
     assert_eq!(
@@ -156,7 +156,7 @@ fn a_missing_no_new_privileges_is_named() {
 }
 
 #[test]
-fn a_landlock_abi_below_the_floor_or_none_is_named() {
+fn arch4_a_landlock_abi_below_the_floor_or_none_is_named() {
     let mut d = described();
     d.sandbox.as_mut().expect("sandbox").landlock_abi = Some(3);
     assert_eq!(
@@ -168,7 +168,7 @@ fn a_landlock_abi_below_the_floor_or_none_is_named() {
 }
 
 #[test]
-fn another_user_a_changed_declaration_or_an_unspecified_gate_is_named() {
+fn arch4_another_user_a_changed_declaration_or_an_unspecified_gate_is_named() {
     let mut d = described();
     d.sandbox.as_mut().expect("sandbox").effective_uid = 1000;
     d.tools[0].retryable = true;
@@ -195,7 +195,7 @@ fn another_user_a_changed_declaration_or_an_unspecified_gate_is_named() {
 }
 
 #[test]
-fn another_protocol_or_namespace_is_named() {
+fn arch4_another_protocol_or_namespace_is_named() {
     let mut d = described();
     d.protocol_version = PROTOCOL_VERSION + 1;
     d.namespace = "web".into();
@@ -205,7 +205,7 @@ fn another_protocol_or_namespace_is_named() {
 }
 
 #[test]
-fn this_very_process_observed_is_judged() {
+fn arch4_this_very_process_observed_is_judged() {
     // A real observation: the test process is not what a worker must be
     // unless it happens to run with no capabilities and no-new-privileges.
     let observed = collegium_worker_kit::sandbox::observe(None).expect("observe");
@@ -238,7 +238,7 @@ fn this_very_process_observed_is_judged() {
 }
 
 #[test]
-fn the_refusal_names_the_worker_and_every_field() {
+fn arch4_the_refusal_names_the_worker_and_every_field() {
     let mut d = described();
     d.tools.clear();
     d.sandbox.as_mut().expect("sandbox").no_new_privileges = false;

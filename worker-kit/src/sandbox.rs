@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_kernels_bitmasks() {
+    fn arch4_reads_the_kernels_bitmasks() {
         let status = "Name:\tx\nCapInh:\t0000000000000000\nCapPrm:\t00000000000000c0\n\
                       CapEff:\t00000000000000c0\nCapBnd:\t00000000000000e0\n\
                       CapAmb:\t0000000000000000\nNoNewPrivs:\t1\n";
@@ -112,19 +112,19 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_line_is_named() {
+    fn arch4_a_missing_line_is_named() {
         let error = from_status("CapInh:\t0\nNoNewPrivs:\t0\n").expect_err("incomplete");
         assert_eq!(error.to_string(), "/proc/PID/status has no CapPrm line");
     }
 
     #[test]
-    fn this_process_is_observed() {
+    fn arch4_this_process_is_observed() {
         let sandbox = observe(None).expect("observed");
         assert_eq!(sandbox.effective_uid, nix::unistd::geteuid().as_raw());
     }
 
     #[test]
-    fn one_thread_without_no_new_privileges_is_enough_to_report_it_unset() {
+    fn arch4_one_thread_without_no_new_privileges_is_enough_to_report_it_unset() {
         // A thread started before the flag is set never gets it; the test
         // harness's own threads already run, so the flag is set here in a
         // child process instead of this one.
@@ -145,7 +145,7 @@ mod tests {
         let out = std::process::Command::new(exe)
             .args([
                 "--exact",
-                "sandbox::tests::one_thread_without_no_new_privileges_is_enough_to_report_it_unset",
+                "sandbox::tests::arch4_one_thread_without_no_new_privileges_is_enough_to_report_it_unset",
                 "--nocapture",
                 "--test-threads=1",
             ])

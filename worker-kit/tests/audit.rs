@@ -52,7 +52,7 @@ fn first_bad_line(error: AuditError) -> (u64, String) {
 }
 
 #[test]
-fn a_clean_log_verifies_with_and_without_its_anchor() {
+fn arch4_a_clean_log_verifies_with_and_without_its_anchor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -67,7 +67,7 @@ fn a_clean_log_verifies_with_and_without_its_anchor() {
 }
 
 #[test]
-fn a_reopened_log_continues_the_chain() {
+fn arch4_a_reopened_log_continues_the_chain() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     five_calls(&path);
@@ -79,7 +79,7 @@ fn a_reopened_log_continues_the_chain() {
 }
 
 #[test]
-fn the_log_file_is_readable_by_its_owner_alone() {
+fn arch4_the_log_file_is_readable_by_its_owner_alone() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
@@ -89,7 +89,7 @@ fn the_log_file_is_readable_by_its_owner_alone() {
 }
 
 #[test]
-fn an_edited_line_is_named() {
+fn arch4_an_edited_line_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -102,7 +102,7 @@ fn an_edited_line_is_named() {
 }
 
 #[test]
-fn an_edited_last_line_is_found_by_the_anchor() {
+fn arch4_an_edited_last_line_is_found_by_the_anchor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -116,7 +116,7 @@ fn an_edited_last_line_is_found_by_the_anchor() {
 }
 
 #[test]
-fn a_removed_line_is_named() {
+fn arch4_a_removed_line_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -129,7 +129,7 @@ fn a_removed_line_is_named() {
 }
 
 #[test]
-fn swapped_lines_are_named() {
+fn arch4_swapped_lines_are_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -142,7 +142,7 @@ fn swapped_lines_are_named() {
 }
 
 #[test]
-fn a_truncated_tail_is_found_only_with_the_anchor() {
+fn arch4_a_truncated_tail_is_found_only_with_the_anchor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     let anchor = five_calls(&path);
@@ -160,7 +160,7 @@ fn a_truncated_tail_is_found_only_with_the_anchor() {
 }
 
 #[test]
-fn a_line_cut_mid_way_is_named() {
+fn arch4_a_line_cut_mid_way_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     five_calls(&path);
@@ -172,7 +172,7 @@ fn a_line_cut_mid_way_is_named() {
 }
 
 #[test]
-fn a_worker_never_extends_a_tampered_log() {
+fn arch4_a_worker_never_extends_a_tampered_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("audit.jsonl");
     five_calls(&path);
@@ -183,5 +183,21 @@ fn a_worker_never_extends_a_tampered_log() {
         Err(AuditError::Bad { line: 1, .. }) => {}
         Err(other) => panic!("wrong refusal: {other}"),
         Ok(_) => panic!("opened a tampered log"),
+    }
+}
+
+#[test]
+fn arch4_a_worker_never_extends_another_workers_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("audit.jsonl");
+    five_calls(&path);
+    match AuditLog::open(&path, "mail") {
+        Err(AuditError::Bad {
+            line: 1, reason, ..
+        }) => {
+            assert_eq!(reason, "written by worker 'fixture', not 'mail'");
+        }
+        Err(other) => panic!("wrong refusal: {other}"),
+        Ok(_) => panic!("opened another worker's log"),
     }
 }

@@ -33,7 +33,7 @@ fn verifier(signer: &GrantSigner) -> GrantVerifier {
 }
 
 #[test]
-fn a_good_grant_is_accepted_once() {
+fn arch4_a_good_grant_is_accepted_once() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let c = call("c1", "write", r#"{"path":"a.txt"}"#);
@@ -48,7 +48,7 @@ fn a_good_grant_is_accepted_once() {
 }
 
 #[test]
-fn a_signature_from_another_key_is_refused() {
+fn arch4_a_signature_from_another_key_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let forger = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
@@ -61,7 +61,7 @@ fn a_signature_from_another_key_is_refused() {
 }
 
 #[test]
-fn edited_claims_break_the_signature() {
+fn arch4_edited_claims_break_the_signature() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let c = call("c1", "read", "{}");
@@ -75,7 +75,7 @@ fn edited_claims_break_the_signature() {
 }
 
 #[test]
-fn one_changed_argument_byte_is_refused() {
+fn arch4_one_changed_argument_byte_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let approved = call("c1", "write", r#"{"path":"a.txt"}"#);
@@ -88,7 +88,7 @@ fn one_changed_argument_byte_is_refused() {
 }
 
 #[test]
-fn an_expired_grant_is_refused() {
+fn arch4_an_expired_grant_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let c = call("c1", "read", "{}");
@@ -100,7 +100,7 @@ fn an_expired_grant_is_refused() {
 }
 
 #[test]
-fn a_grant_for_another_call_tool_or_agent_is_refused() {
+fn arch4_a_grant_for_another_call_tool_or_agent_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let granted = call("c1", "read", "{}");
@@ -126,7 +126,7 @@ fn a_grant_for_another_call_tool_or_agent_is_refused() {
 }
 
 #[test]
-fn a_grant_of_an_earlier_boot_is_refused() {
+fn arch4_a_grant_of_an_earlier_boot_is_refused() {
     let old = GrantSigner::generate("boot-1");
     let new = GrantSigner::generate("boot-2");
     let mut verifier = verifier(&old);
@@ -143,7 +143,7 @@ fn a_grant_of_an_earlier_boot_is_refused() {
 }
 
 #[test]
-fn a_tool_not_served_or_a_gated_tool_without_a_decision_is_refused() {
+fn arch4_a_tool_not_served_or_a_gated_tool_without_a_decision_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let mut verifier = verifier(&signer);
     let c = call("c1", "delete", "{}");
@@ -161,7 +161,7 @@ fn a_tool_not_served_or_a_gated_tool_without_a_decision_is_refused() {
 }
 
 #[test]
-fn no_grant_or_no_key_is_refused() {
+fn arch4_no_grant_or_no_key_is_refused() {
     let signer = GrantSigner::generate("boot-1");
     let c = call("c1", "read", "{}");
     let mut keyless =

@@ -34,7 +34,7 @@ fn call(id: &str, text: &str) -> Call {
 }
 
 #[tokio::test]
-async fn calls_are_granted_run_audited_and_anchored() {
+async fn arch4_calls_are_granted_run_audited_and_anchored() {
     let dir = tempfile::tempdir().expect("tempdir");
     let socket = dir.path().join("shout.sock");
     let log = dir.path().join("shout.audit.jsonl");
@@ -141,7 +141,7 @@ async fn calls_are_granted_run_audited_and_anchored() {
 }
 
 #[tokio::test]
-async fn a_peer_whose_uid_is_not_allowed_is_closed_unread() {
+async fn arch4_a_peer_whose_uid_is_not_allowed_is_closed_unread() {
     let dir = tempfile::tempdir().expect("tempdir");
     let socket = dir.path().join("shout.sock");
     let (toolset, _) = shout(&dir.path().join("audit.jsonl"));
@@ -163,7 +163,7 @@ async fn a_peer_whose_uid_is_not_allowed_is_closed_unread() {
 }
 
 #[tokio::test]
-async fn the_daemon_does_not_speak_to_a_socket_served_by_another_user() {
+async fn arch4_the_daemon_does_not_speak_to_a_socket_served_by_another_user() {
     let dir = tempfile::tempdir().expect("tempdir");
     let socket = dir.path().join("shout.sock");
     let (toolset, _) = shout(&dir.path().join("audit.jsonl"));
@@ -183,7 +183,7 @@ async fn the_daemon_does_not_speak_to_a_socket_served_by_another_user() {
 /// unread when its uid is not allowed, answered (the server's HTTP/2 preface)
 /// when it is.
 #[tokio::test]
-async fn a_real_process_of_another_user_is_judged_by_its_uid() {
+async fn arch4_a_real_process_of_another_user_is_judged_by_its_uid() {
     use std::os::unix::fs::PermissionsExt;
     if !nix::unistd::geteuid().is_root() {
         // Only root can start a process as another user; the uid check

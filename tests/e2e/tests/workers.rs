@@ -108,7 +108,7 @@ fn success_text(outcome: &CallOutcome) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_call_is_granted_run_audited_and_anchored_in_the_store() {
+async fn arch4_a_call_is_granted_run_audited_and_anchored_in_the_store() {
     let s = setup().await;
     let outcome = invoke(&s, dispatch("c1", "read", json!({"key": "k"}))).await;
     assert_eq!(success_text(&outcome), "the value of k");
@@ -132,7 +132,7 @@ async fn a_call_is_granted_run_audited_and_anchored_in_the_store() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_gated_write_runs_only_with_its_decision_and_a_refusal_is_audited() {
+async fn arch4_a_gated_write_runs_only_with_its_decision_and_a_refusal_is_audited() {
     let s = setup().await;
     let write = json!({"path": "a.txt", "content": "hello"});
     let outcome = invoke(&s, dispatch("w1", "write", write.clone())).await;
@@ -164,7 +164,7 @@ async fn a_gated_write_runs_only_with_its_decision_and_a_refusal_is_audited() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn progress_arrives_before_the_result_and_a_failing_tool_is_a_failure() {
+async fn arch4_progress_arrives_before_the_result_and_a_failing_tool_is_a_failure() {
     let s = setup().await;
     let lines = Arc::new(Mutex::new(Vec::new()));
     let seen = lines.clone();
@@ -293,7 +293,7 @@ async fn s7_1_a_worker_killed_mid_call_ends_each_call_as_its_declaration_says() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_worker_that_differs_from_its_declaration_is_refused_naming_the_field() {
+async fn arch4_a_worker_that_differs_from_its_declaration_is_refused_naming_the_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fixture = FixtureProcess::start(dir.path(), me(), None);
     let mut declared = declaration();
@@ -332,7 +332,7 @@ const WORKER_USER: &str = "collegium-test-worker";
 /// The worker as a real other user, the daemon as this one: the handshake
 /// reports that user, and both ends' peer checks are exercised.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_worker_under_its_own_user_is_checked_by_both_ends() {
+async fn arch4_a_worker_under_its_own_user_is_checked_by_both_ends() {
     if !nix::unistd::geteuid().is_root() {
         // Starting a process as another user takes root; CI runs as root.
         return;
@@ -389,4 +389,28 @@ async fn a_worker_under_its_own_user_is_checked_by_both_ends() {
         Worker::connect(&spec, &signer).await.is_err(),
         "the worker closes a peer it does not admit"
     );
+}
+
+/// A worker that stops answering altogether (here, SIGSTOP) still lets the
+/// call end once its deadline passes: the cancel the daemon sends after it
+/// is bounded too.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_wedged_worker_does_not_hold_a_call_past_its_deadline() {
+    let s = setup().await;
+    let pid = s.fixture.child.id().to_string();
+    let stopped = Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .expect("kill");
+    assert!(stopped.success());
+    let mut read = dispatch("w1", "hang_read", json!({}));
+    read.deadline = Duration::from_millis(300);
+    let outcome = tokio::time::timeout(Duration::from_secs(30), invoke(&s, read))
+        .await
+        .expect("the call ended although the worker never answers");
+    assert!(
+        matches!(&outcome, CallOutcome::Lost(r) if r.contains("deadline")),
+        "{outcome:?}"
+    );
+    let _ = Command::new("kill").args(["-CONT", &pid]).status();
 }
