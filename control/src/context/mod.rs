@@ -1,6 +1,10 @@
-//! The context window (§3.8). Assembly lands with the turns work; what is here
-//! now are the fixed shares the configuration is checked against, and what a
-//! tool result costs when it is read again.
+//! The context window (§3.8): the system prompt, the channel window walked
+//! backwards under the budget with the agent's own trace interleaved, and
+//! the framework's message after it; what a tool result costs when read
+//! again, and the fixed shares the configuration is checked against.
 
+pub mod prompt;
 pub mod replay;
 pub mod sizing;
+pub mod tokens;
+pub mod window;

@@ -59,3 +59,8 @@ stored_enum!(
     /// What started a turn (§8.3).
     TurnCause { Post => "post", Drain => "drain", Handoff => "handoff", Trigger => "trigger", Reconnect => "reconnect", Sweep => "sweep" }
 );
+
+stored_enum!(
+    /// What an entry of a turn's trace is (§8.3).
+    TraceKind { Completion => "completion", Call => "call", Result => "result", RejectedPost => "rejected_post", Steer => "steer", Fold => "fold", Note => "note" }
+);

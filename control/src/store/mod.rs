@@ -4,6 +4,7 @@
 //! code so no query ever blocks a runtime thread.
 
 mod kinds;
+mod members;
 mod migrations;
 mod posts;
 mod process;
@@ -16,12 +17,13 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TurnCause};
+pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TraceKind, TurnCause};
+pub use members::Member;
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use thread::StoreHandle;
-pub use turns::NewTurn;
+pub use turns::{NewTurn, TurnEnd, TurnEvent, TurnRecord};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

@@ -93,38 +93,24 @@ impl Store {
         let post = self
             .conn
             .query_row(
-                "SELECT id, channel_id, author_id, author_name, author_kind, created_at, message,
-                        props, role, turn_id, pinned, observed_at, observed_via
-                 FROM posts WHERE id = ?1",
+                &format!("SELECT {POST_COLUMNS} FROM posts WHERE id = ?1"),
                 params![id],
-                |row| {
-                    Ok(ObservedPost {
-                        id: row.get(0)?,
-                        channel_id: row.get(1)?,
-                        author_id: row.get(2)?,
-                        author_name: row.get(3)?,
-                        author_kind: row.get(4)?,
-                        created_at: row.get(5)?,
-                        message: row.get(6)?,
-                        props: row.get(7)?,
-                        role: row.get(8)?,
-                        turn_id: row.get(9)?,
-                        pinned: row.get(10)?,
-                        observed_at: row.get(11)?,
-                        observed_via: row.get(12)?,
-                        files: Vec::new(),
-                    })
-                },
+                read_post,
             )
             .optional()?;
         let Some(mut post) = post else {
             return Ok(None);
         };
-        let mut files = self.conn.prepare(
+        post.files = self.files_of(id)?;
+        Ok(Some(post))
+    }
+
+    fn files_of(&self, post_id: &str) -> Result<Vec<PostFile>, StoreError> {
+        let mut files = self.conn.prepare_cached(
             "SELECT file_id, name, mime_type, size FROM post_files WHERE post_id = ?1 ORDER BY rowid",
         )?;
-        post.files = files
-            .query_map(params![id], |row| {
+        let rows = files
+            .query_map(params![post_id], |row| {
                 Ok(PostFile {
                     file_id: row.get(0)?,
                     name: row.get(1)?,
@@ -133,7 +119,125 @@ impl Store {
                 })
             })?
             .collect::<Result<_, _>>()?;
-        Ok(Some(post))
+        Ok(rows)
+    }
+
+    /// A channel as recorded.
+    pub fn channel(&self, id: &str) -> Result<Option<ObservedChannel>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, name, display_name, kind FROM channels WHERE id = ?1",
+                params![id],
+                |row| {
+                    Ok(ObservedChannel {
+                        id: row.get(0)?,
+                        name: row.get(1)?,
+                        display_name: row.get(2)?,
+                        kind: row.get(3)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Follows an edit reported over the socket (§8.2): a pinned post's text
+    /// is recorded as it stands; any other records only that it is not
+    /// pinned. Returns whether the post is known.
+    pub fn follow_edit(
+        &self,
+        id: &str,
+        pinned: bool,
+        message: &str,
+        edited_at: Millis,
+    ) -> Result<bool, StoreError> {
+        let changed = if pinned {
+            self.conn.execute(
+                "UPDATE posts SET pinned = 1, message = ?2,
+                        edited_at = CASE WHEN message = ?2 THEN edited_at ELSE ?3 END
+                 WHERE id = ?1",
+                params![id, message, edited_at],
+            )?
+        } else {
+            self.conn
+                .execute("UPDATE posts SET pinned = 0 WHERE id = ?1", params![id])?
+        };
+        Ok(changed == 1)
+    }
+
+    /// A deleted post is no longer pinned (§8.2); its text stays, since a
+    /// client deletion does not redact context.
+    pub fn mark_deleted(&self, id: &str, at: Millis) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE posts SET pinned = 0, deleted_at = ?2 WHERE id = ?1",
+            params![id, at],
+        )?;
+        Ok(())
+    }
+
+    /// Sets which of the channel's posts are pinned, as a fresh read of the
+    /// channel's pins reports them (boot and resync, §8.2).
+    pub fn set_pins(&mut self, channel_id: &str, pinned: &[String]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE posts SET pinned = 0 WHERE channel_id = ?1 AND pinned = 1",
+            params![channel_id],
+        )?;
+        for id in pinned {
+            tx.execute(
+                "UPDATE posts SET pinned = 1 WHERE id = ?1 AND channel_id = ?2",
+                params![id, channel_id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The channel's pinned posts, oldest first (§3.8).
+    pub fn pinned_posts(&self, channel_id: &str) -> Result<Vec<ObservedPost>, StoreError> {
+        self.posts_where(
+            "channel_id = ?1 AND pinned = 1 ORDER BY created_at, id",
+            params![channel_id],
+        )
+    }
+
+    /// Up to `limit` posts of a channel older than `before` (time, id), or
+    /// the newest when `before` is none, newest first, never older than
+    /// `floor` (an episode boundary or a clear). The window walks these
+    /// pages backwards (§3.8); the index on (channel, time, id) makes each
+    /// page cost its size, not the channel's history.
+    pub fn posts_before(
+        &self,
+        channel_id: &str,
+        before: Option<(Millis, &str)>,
+        floor: Millis,
+        limit: u32,
+    ) -> Result<Vec<ObservedPost>, StoreError> {
+        let (at, id) = before.unwrap_or((Millis::MAX, ""));
+        self.posts_where(
+            "channel_id = ?1 AND created_at >= ?2
+               AND (created_at < ?3 OR (created_at = ?3 AND id < ?4))
+             ORDER BY created_at DESC, id DESC LIMIT ?5",
+            params![channel_id, floor, at, id, limit],
+        )
+    }
+
+    fn posts_where(
+        &self,
+        clause: &str,
+        values: impl rusqlite::Params,
+    ) -> Result<Vec<ObservedPost>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!("SELECT {POST_COLUMNS} FROM posts WHERE {clause}"))?;
+        let mut posts: Vec<ObservedPost> = statement
+            .query_map(values, read_post)?
+            .collect::<Result<_, _>>()?;
+        drop(statement);
+        for post in &mut posts {
+            post.files = self.files_of(&post.id)?;
+        }
+        Ok(posts)
     }
 
     /// The newest recorded post of a channel, by time then id: where backfill
@@ -152,4 +256,26 @@ impl Store {
             )
             .optional()?)
     }
+}
+
+const POST_COLUMNS: &str = "id, channel_id, author_id, author_name, author_kind, created_at, \
+     message, props, role, turn_id, pinned, observed_at, observed_via";
+
+fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<ObservedPost> {
+    Ok(ObservedPost {
+        id: row.get(0)?,
+        channel_id: row.get(1)?,
+        author_id: row.get(2)?,
+        author_name: row.get(3)?,
+        author_kind: row.get(4)?,
+        created_at: row.get(5)?,
+        message: row.get(6)?,
+        props: row.get(7)?,
+        role: row.get(8)?,
+        turn_id: row.get(9)?,
+        pinned: row.get(10)?,
+        observed_at: row.get(11)?,
+        observed_via: row.get(12)?,
+        files: Vec::new(),
+    })
 }

@@ -31,4 +31,85 @@ impl Store {
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
+
+    /// Takes for `turn_id` every row queued for the lane not yet taken, up to
+    /// `until` (a queue time) where a drain bounds its first assembly
+    /// (§5.2). Returns the post ids taken, oldest first.
+    pub fn take_queued(
+        &mut self,
+        agent: &str,
+        channel_id: &str,
+        turn_id: &str,
+        until: Option<Millis>,
+    ) -> Result<Vec<String>, StoreError> {
+        let until = until.unwrap_or(Millis::MAX);
+        let tx = self.conn.transaction()?;
+        let taken: Vec<String> = {
+            let mut statement = tx.prepare(
+                "UPDATE queue SET taken_by = ?3
+                 WHERE agent = ?1 AND channel_id = ?2 AND taken_by IS NULL AND queued_at <= ?4
+                 RETURNING post_id",
+            )?;
+            statement
+                .query_map(params![agent, channel_id, turn_id, until], |row| row.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        tx.commit()?;
+        let mut taken = taken;
+        taken.sort();
+        Ok(taken)
+    }
+
+    /// A progress exit consumes what the turn took (§5.2).
+    pub fn consume_taken(&self, turn_id: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM queue WHERE taken_by = ?1", params![turn_id])?;
+        Ok(())
+    }
+
+    /// Any other exit returns what the turn took to the queue (§5.2).
+    pub fn return_taken(&self, turn_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE queue SET taken_by = NULL WHERE taken_by = ?1",
+            params![turn_id],
+        )?;
+        Ok(())
+    }
+
+    /// Lanes holding rows nobody has taken: what a boot drains (§7.3).
+    pub fn lanes_with_queued(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT DISTINCT agent, channel_id FROM queue WHERE taken_by IS NULL ORDER BY agent, channel_id",
+        )?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s5_2_taken_rows_are_consumed_on_progress_and_returned_otherwise() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("s.db")).expect("open");
+        store.enqueue("mira", "c1", "p1", 10).expect("enqueue");
+        store.enqueue("mira", "c1", "p2", 20).expect("enqueue");
+        store.enqueue("mira", "c1", "p3", 30).expect("enqueue");
+        let taken = store
+            .take_queued("mira", "c1", "t1", Some(20))
+            .expect("take");
+        assert_eq!(taken, ["p1", "p2"], "a drain is bounded by its choice");
+        assert!(store.take_queued("mira", "c1", "t2", None).expect("take") == ["p3"]);
+        store.return_taken("t1").expect("return");
+        store.consume_taken("t2").expect("consume");
+        assert_eq!(store.queued("mira", "c1").expect("queued"), ["p1", "p2"]);
+        assert_eq!(
+            store.lanes_with_queued().expect("lanes"),
+            [("mira".to_string(), "c1".to_string())]
+        );
+    }
 }

@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use super::kinds::TurnCause;
+use super::kinds::{TraceKind, TurnCause};
 use super::{Millis, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,4 +54,270 @@ impl Store {
         // COUNT(*) is never negative.
         Ok(u64::try_from(count).unwrap_or_default())
     }
+}
+
+/// One entry of a turn's trace (§8.3), as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnEvent {
+    pub turn_id: String,
+    pub seq: i64,
+    pub at: Millis,
+    pub kind: TraceKind,
+    pub call_id: Option<String>,
+    pub tool: Option<String>,
+    pub arguments: Option<String>,
+    pub content: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// What a turn record says when the turn ends (§7.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnEnd {
+    pub exit_kind: String,
+    pub ended_at: Millis,
+    pub ended_by: Option<String>,
+    pub context_reach_post_id: Option<String>,
+}
+
+/// A turn as the window and the lanes read it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnRecord {
+    pub id: String,
+    pub agent: String,
+    pub channel_id: String,
+    pub started_at: Millis,
+    pub ended_at: Option<Millis>,
+    pub exit_kind: Option<String>,
+    pub context_reach_post_id: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cached_prompt_tokens: i64,
+}
+
+impl Store {
+    /// Adds one completion's usage to the turn's totals, at once, so an
+    /// abandoned turn still counts what it spent (§8.2).
+    pub fn add_usage(
+        &self,
+        turn_id: &str,
+        usage: &crate::inference::Usage,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET prompt_tokens = prompt_tokens + ?2,
+                    cached_prompt_tokens = cached_prompt_tokens + ?3,
+                    cache_write_tokens = cache_write_tokens + ?4,
+                    completion_tokens = completion_tokens + ?5,
+                    reasoning_tokens = reasoning_tokens + ?6,
+                    cost_micro_usd = CASE WHEN ?7 IS NULL THEN cost_micro_usd
+                                          ELSE COALESCE(cost_micro_usd, 0) + ?7 END
+             WHERE id = ?1",
+            params![
+                turn_id,
+                clamp(usage.prompt_tokens),
+                clamp(usage.cached_prompt_tokens),
+                clamp(usage.cache_write_tokens),
+                clamp(usage.completion_tokens),
+                clamp(usage.reasoning_tokens),
+                usage.cost_micro_usd,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Appends an entry to the turn's trace; its `seq` is the next.
+    pub fn append_event(&self, event: &TurnEvent) -> Result<i64, StoreError> {
+        let seq: i64 = self.conn.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_events WHERE turn_id = ?1",
+            params![event.turn_id],
+            |row| row.get(0),
+        )?;
+        self.conn.execute(
+            "INSERT INTO turn_events (turn_id, seq, at, kind, call_id, tool, arguments, content, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                event.turn_id,
+                seq,
+                event.at,
+                event.kind,
+                event.call_id,
+                event.tool,
+                event.arguments,
+                event.content,
+                event.detail,
+            ],
+        )?;
+        Ok(seq)
+    }
+
+    /// A turn's trace, in order.
+    pub fn turn_events(&self, turn_id: &str) -> Result<Vec<TurnEvent>, StoreError> {
+        self.events_where("turn_id = ?1 ORDER BY seq", params![turn_id])
+    }
+
+    /// The trace of an agent's own turns in a channel between two times,
+    /// oldest first: what the window interleaves with the posts (§3.8).
+    pub fn own_trace(
+        &self,
+        agent: &str,
+        channel_id: &str,
+        from: Millis,
+        to: Millis,
+    ) -> Result<Vec<TurnEvent>, StoreError> {
+        self.events_where(
+            "turn_id IN (SELECT id FROM turns WHERE agent = ?1 AND channel_id = ?2)
+               AND at >= ?3 AND at < ?4 AND kind IN ('completion', 'result')
+             ORDER BY at, turn_id, seq",
+            params![agent, channel_id, from, to],
+        )
+    }
+
+    fn events_where(
+        &self,
+        clause: &str,
+        values: impl rusqlite::Params,
+    ) -> Result<Vec<TurnEvent>, StoreError> {
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT turn_id, seq, at, kind, call_id, tool, arguments, content, detail
+             FROM turn_events WHERE {clause}"
+        ))?;
+        let rows = statement
+            .query_map(values, |row| {
+                Ok(TurnEvent {
+                    turn_id: row.get(0)?,
+                    seq: row.get(1)?,
+                    at: row.get(2)?,
+                    kind: row.get(3)?,
+                    call_id: row.get(4)?,
+                    tool: row.get(5)?,
+                    arguments: row.get(6)?,
+                    content: row.get(7)?,
+                    detail: row.get(8)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    pub fn record_answer(&self, turn_id: &str, post_id: &str, how: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO turn_answers (turn_id, post_id, how) VALUES (?1, ?2, ?3)
+             ON CONFLICT DO NOTHING",
+            params![turn_id, post_id, how],
+        )?;
+        Ok(())
+    }
+
+    /// The posts a turn answers, with how each came to it (§5.2).
+    pub fn answers(&self, turn_id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let mut statement = self.conn.prepare_cached(
+            "SELECT post_id, how FROM turn_answers WHERE turn_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = statement
+            .query_map(params![turn_id], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    pub fn set_status_post(&self, turn_id: &str, post_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET status_post_id = ?2 WHERE id = ?1",
+            params![turn_id, post_id],
+        )?;
+        Ok(())
+    }
+
+    /// Records what the turn last assembled (§8.2): when, how far back, and
+    /// what the budget charged.
+    pub fn record_assembly(
+        &self,
+        turn_id: &str,
+        at: Millis,
+        reach_post_id: Option<&str>,
+        charged_tokens: u64,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET context_assembled_at = ?2, context_reach_post_id = ?3,
+                    context_charged_tokens = ?4
+             WHERE id = ?1",
+            params![turn_id, at, reach_post_id, clamp(charged_tokens)],
+        )?;
+        Ok(())
+    }
+
+    pub fn end_turn(&self, turn_id: &str, end: &TurnEnd) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET ended_at = ?2, exit_kind = ?3, ended_by = ?4 WHERE id = ?1",
+            params![turn_id, end.ended_at, end.exit_kind, end.ended_by],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_action(&self, turn_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET action_count = action_count + 1 WHERE id = ?1",
+            params![turn_id],
+        )?;
+        Ok(())
+    }
+
+    /// The agent's latest turn in the channel, ended or not.
+    pub fn last_turn(
+        &self,
+        agent: &str,
+        channel_id: &str,
+    ) -> Result<Option<TurnRecord>, StoreError> {
+        self.turns_where(
+            "agent = ?1 AND channel_id = ?2 ORDER BY started_at DESC, id DESC LIMIT 1",
+            params![agent, channel_id],
+        )
+        .map(|mut turns| turns.pop())
+    }
+
+    pub fn turn(&self, id: &str) -> Result<Option<TurnRecord>, StoreError> {
+        self.turns_where("id = ?1", params![id])
+            .map(|mut turns| turns.pop())
+    }
+
+    /// Every turn an agent took in a channel, oldest first.
+    pub fn turns_of(&self, agent: &str, channel_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
+        self.turns_where(
+            "agent = ?1 AND channel_id = ?2 ORDER BY started_at, id",
+            params![agent, channel_id],
+        )
+    }
+
+    fn turns_where(
+        &self,
+        clause: &str,
+        values: impl rusqlite::Params,
+    ) -> Result<Vec<TurnRecord>, StoreError> {
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT id, agent, channel_id, started_at, ended_at, exit_kind, context_reach_post_id,
+                    prompt_tokens, completion_tokens, cached_prompt_tokens
+             FROM turns WHERE {clause}"
+        ))?;
+        let rows = statement
+            .query_map(values, |row| {
+                Ok(TurnRecord {
+                    id: row.get(0)?,
+                    agent: row.get(1)?,
+                    channel_id: row.get(2)?,
+                    started_at: row.get(3)?,
+                    ended_at: row.get(4)?,
+                    exit_kind: row.get(5)?,
+                    context_reach_post_id: row.get(6)?,
+                    prompt_tokens: row.get(7)?,
+                    completion_tokens: row.get(8)?,
+                    cached_prompt_tokens: row.get(9)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}
+
+/// Token counts are far below `i64::MAX`; a report beyond it is clamped, not
+/// wrapped.
+fn clamp(tokens: u64) -> i64 {
+    i64::try_from(tokens).unwrap_or(i64::MAX)
 }

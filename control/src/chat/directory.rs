@@ -1,0 +1,155 @@
+//! Who is who in Mattermost, as the store records authors (§3.8): the
+//! agents' and the system bot's accounts are known from the credentials;
+//! anyone else is looked up once and remembered for the process's life. The
+//! lookups happen where events arrive, never on a turn's path (§8.2).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use mattermost_wire::model::{Post, User};
+
+use super::{Rest, RestError};
+use crate::store::{
+    AuthorKind, ChannelKind, Member, Millis, ObservedPost, ObservedVia, PostFile, PostRole,
+};
+
+/// The props key a framework post carries its role under, so a post the
+/// socket delivers before its REST answer returns is still recorded as what
+/// it is (§4.5, §8.2).
+pub const ROLE_PROP: &str = "collegium_role";
+/// The props key naming the turn that wrote a framework post.
+pub const TURN_PROP: &str = "collegium_turn";
+
+/// An account's name and kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    pub username: String,
+    pub kind: AuthorKind,
+}
+
+pub struct Directory {
+    rest: Rest,
+    known: Mutex<HashMap<String, Known>>,
+}
+
+impl Directory {
+    /// `rest` reads users (the system bot's session); `accounts` are the
+    /// agents' and the system bot's (user id, username, kind).
+    pub fn new(rest: Rest, accounts: impl IntoIterator<Item = (String, Known)>) -> Self {
+        Self {
+            rest,
+            known: Mutex::new(accounts.into_iter().collect()),
+        }
+    }
+
+    fn cached(&self, user_id: &str) -> Option<Known> {
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(user_id)
+            .cloned()
+    }
+
+    /// Who `user_id` is; a person or another bot, looked up once.
+    pub async fn who(&self, user_id: &str) -> Result<Known, RestError> {
+        if let Some(known) = self.cached(user_id) {
+            return Ok(known);
+        }
+        let user: User = self.rest.get(&format!("users/{user_id}")).await?;
+        let known = Known {
+            username: user.username.clone(),
+            kind: if user.is_bot {
+                AuthorKind::OtherBot
+            } else {
+                AuthorKind::Person
+            },
+        };
+        self.known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(user_id.to_string(), known.clone());
+        Ok(known)
+    }
+
+    /// A channel member as the store keeps it.
+    pub async fn member(&self, user_id: &str) -> Result<Member, RestError> {
+        let known = self.who(user_id).await?;
+        Ok(Member {
+            user_id: user_id.to_string(),
+            username: known.username,
+            kind: known.kind,
+        })
+    }
+
+    /// A post as the store records it.
+    pub async fn observe(
+        &self,
+        post: &Post,
+        via: ObservedVia,
+        now: Millis,
+    ) -> Result<ObservedPost, RestError> {
+        let author = self.who(&post.user_id).await?;
+        let role = post
+            .props
+            .get(ROLE_PROP)
+            .and_then(serde_json::Value::as_str)
+            .and_then(role_named)
+            .unwrap_or(PostRole::Post);
+        let turn_id = post
+            .props
+            .get(TURN_PROP)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string);
+        let files = post
+            .metadata
+            .files
+            .iter()
+            .flatten()
+            .map(|f| PostFile {
+                file_id: f.id.clone(),
+                name: f.name.clone(),
+                mime_type: f.mime_type.clone(),
+                size: f.size,
+            })
+            .collect();
+        Ok(ObservedPost {
+            id: post.id.clone(),
+            channel_id: post.channel_id.clone(),
+            author_id: post.user_id.clone(),
+            author_name: author.username,
+            author_kind: author.kind,
+            created_at: post.create_at,
+            message: post.message.clone(),
+            props: (!post.props.is_empty())
+                .then(|| serde_json::Value::Object(post.props.clone()).to_string()),
+            role,
+            turn_id,
+            pinned: post.is_pinned,
+            observed_at: now,
+            observed_via: via,
+            files,
+        })
+    }
+}
+
+fn role_named(name: &str) -> Option<PostRole> {
+    [
+        PostRole::Reply,
+        PostRole::UnitPost,
+        PostRole::Notice,
+        PostRole::Prompt,
+        PostRole::Status,
+    ]
+    .into_iter()
+    .find(|role| role.as_str() == name)
+}
+
+/// Mattermost's channel type letter as the store names it.
+pub fn channel_kind(letter: &str) -> ChannelKind {
+    match letter {
+        "D" => ChannelKind::Direct,
+        "G" => ChannelKind::Group,
+        "P" => ChannelKind::Private,
+        _ => ChannelKind::Open,
+    }
+}

@@ -1,0 +1,123 @@
+//! Snapshots of the whole system prompt for three agents (issue 7): a plain
+//! one, one holding the shell and the workspace, one without memory. Run
+//! with `COLLEGIUM_UPDATE_SNAPSHOTS=1` to rewrite them after a deliberate
+//! change, and read the diff.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::config::resolved::{AgentLimits, ResolvedAgent};
+
+fn agent(username: &str, display: &str) -> ResolvedAgent {
+    ResolvedAgent {
+        username: username.into(),
+        display_name: display.into(),
+        model: "demo".into(),
+        limits: AgentLimits {
+            action_budget: 10,
+            context_budget_tokens: 32_000,
+            turn_ceiling_tokens: 64_000,
+            completion_time_limit_secs: 600,
+        },
+        namespaces: Vec::new(),
+        whole_namespaces: Vec::new(),
+        tools: Vec::new(),
+        skills: Vec::new(),
+        settings: Default::default(),
+    }
+}
+
+fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> String {
+    let mut agent = agent.clone();
+    let held = [
+        (memory, "memory", "read"),
+        (workspace, "workspace", "write"),
+        (shell, "shell", "run"),
+        (true, "conversations", "search"),
+    ];
+    for (holds, namespace, tool) in held {
+        if holds {
+            agent
+                .tools
+                .push(crate::tools::ToolRef::new(namespace, tool));
+        }
+    }
+    system_prompt(&PromptFacts {
+        agent: &agent,
+        own_prompt: "You research questions on the open web and report with sources.",
+        personality: Personality::Collegial,
+        limits: &Limits::default(),
+        operator_timezone: "Europe/Berlin",
+        workspaces_root: Path::new("/var/lib/collegium/workspaces"),
+        holds_memory: memory,
+        holds_workspace: workspace,
+        holds_shell: shell,
+    })
+}
+
+fn check_snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("src/context/prompt/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("COLLEGIUM_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (set COLLEGIUM_UPDATE_SNAPSHOTS=1)", path.display()));
+    assert_eq!(
+        actual, expected,
+        "the {name} prompt changed; review and update the snapshot"
+    );
+}
+
+#[test]
+fn s3_8_system_prompt_of_a_plain_agent() {
+    let prompt = render(&agent("mira", "Mira"), true, false, false);
+    for topic in [
+        "## The conversation",
+        "## The framework's message",
+        "## Your turn",
+        "## Posting",
+        "## Colleagues",
+        "## Actions and approvals",
+        "## Memory",
+        "## Triggers",
+        "action budget of 10 calls",
+        "at most 64000 tokens",
+        "about 32000 tokens",
+        "Europe/Berlin",
+        "after 4 hand-offs",
+        "600 seconds",
+    ] {
+        assert!(prompt.contains(topic), "missing {topic:?}");
+    }
+    assert!(!prompt.contains("## Files"));
+    check_snapshot("plain", &prompt);
+}
+
+#[test]
+fn s3_8_system_prompt_of_a_shell_and_workspace_agent() {
+    let prompt = render(&agent("theo", "Theo the Operator"), true, true, true);
+    assert!(prompt.contains("Your workspace is /var/lib/collegium/workspaces/theo."));
+    assert!(prompt.contains("does not police the shell's network"));
+    assert!(prompt.contains("Your display name is Theo the Operator."));
+    check_snapshot("shell-and-workspace", &prompt);
+}
+
+#[test]
+fn s3_8_system_prompt_without_memory_has_no_memory_paragraphs() {
+    let prompt = render(&agent("ada", "Ada"), false, false, false);
+    assert!(!prompt.contains("## Memory"));
+    assert!(!prompt.to_lowercase().contains("keep in memory"));
+    check_snapshot("no-memory", &prompt);
+}
+
+#[test]
+fn s3_8_system_prompt_carries_nothing_that_changes_between_turns() {
+    let prompt = render(&agent("mira", "Mira"), true, true, false);
+    let year = chrono::Utc::now().format("%Y").to_string();
+    assert!(!prompt.contains(&year), "no date in the prompt");
+    assert_eq!(prompt, render(&agent("mira", "Mira"), true, true, false));
+}

@@ -1,0 +1,132 @@
+//! Channel membership as last observed (§3.11, §8.2): kept from the socket's
+//! `user_added` and `user_removed` and reconciled at boot and on a resync, so
+//! the turn path never asks Mattermost who is present.
+
+use rusqlite::params;
+
+use super::kinds::AuthorKind;
+use super::{Millis, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub user_id: String,
+    pub username: String,
+    pub kind: AuthorKind,
+}
+
+impl Store {
+    /// Replaces a channel's membership with what Mattermost reports now.
+    pub fn reconcile_members(
+        &mut self,
+        channel_id: &str,
+        members: &[Member],
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "DELETE FROM channel_members WHERE channel_id = ?1",
+            params![channel_id],
+        )?;
+        for member in members {
+            tx.execute(
+                "INSERT INTO channel_members (channel_id, user_id, username, kind, observed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    channel_id,
+                    member.user_id,
+                    member.username,
+                    member.kind,
+                    now
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn add_member(
+        &self,
+        channel_id: &str,
+        member: &Member,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO channel_members (channel_id, user_id, username, kind, observed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (channel_id, user_id) DO UPDATE
+             SET username = excluded.username, kind = excluded.kind, observed_at = excluded.observed_at",
+            params![channel_id, member.user_id, member.username, member.kind, now],
+        )?;
+        Ok(())
+    }
+
+    pub fn remove_member(&self, channel_id: &str, user_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "DELETE FROM channel_members WHERE channel_id = ?1 AND user_id = ?2",
+            params![channel_id, user_id],
+        )?;
+        Ok(())
+    }
+
+    /// The channel's members as last observed, by username.
+    pub fn members(&self, channel_id: &str) -> Result<Vec<Member>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT user_id, username, kind FROM channel_members WHERE channel_id = ?1
+             ORDER BY username",
+        )?;
+        let rows = statement
+            .query_map(params![channel_id], |row| {
+                Ok(Member {
+                    user_id: row.get(0)?,
+                    username: row.get(1)?,
+                    kind: row.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: &str, name: &str, kind: AuthorKind) -> Member {
+        Member {
+            user_id: id.into(),
+            username: name.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn s8_2_membership_follows_events_and_a_reconcile_replaces_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("s.db")).expect("open");
+        store
+            .reconcile_members(
+                "c1",
+                &[
+                    member("u1", "ana", AuthorKind::Person),
+                    member("b1", "mira", AuthorKind::Agent),
+                ],
+                1,
+            )
+            .expect("reconcile");
+        store
+            .add_member("c1", &member("b2", "theo", AuthorKind::Agent), 2)
+            .expect("add");
+        store.remove_member("c1", "u1").expect("remove");
+        let names: Vec<String> = store
+            .members("c1")
+            .expect("members")
+            .into_iter()
+            .map(|m| m.username)
+            .collect();
+        assert_eq!(names, ["mira", "theo"]);
+        store
+            .reconcile_members("c1", &[member("u9", "bo", AuthorKind::Person)], 3)
+            .expect("reconcile");
+        assert_eq!(store.members("c1").expect("members").len(), 1);
+    }
+}
