@@ -1,7 +1,8 @@
 //! The Collegium control daemon: one module per concept of the spec
-//! (ARCHITECTURE §2). What exists so far: configuration, the declaration
-//! registry, skills, the store, the daemon's lifecycle, inference, the
-//! Mattermost client and boot checks, and the audit side of the workers.
+//! (ARCHITECTURE §2). Data flows one way: a Mattermost event (`chat`) is
+//! recorded (`store`), decided (`activation`), given to its agent's lane
+//! (`lanes`, `queue`), run as a turn (`turns`, `context`, `inference`),
+//! whose calls go to tools (`tools`, `workers`) and whose output is posted.
 
 pub mod activation;
 pub mod chat;
@@ -10,6 +11,7 @@ pub mod config;
 pub mod context;
 pub mod daemon;
 pub mod inference;
+pub mod lanes;
 pub mod ownership;
 pub mod queue;
 pub mod skills;

@@ -10,7 +10,10 @@ use std::process::Command;
 use collegium_control::config::{self, LoadError};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("..")
 }
 
 fn toml_files(dir: &Path) -> Vec<PathBuf> {

@@ -9,7 +9,10 @@ use std::process::Command;
 use collegium_control::store::{LATEST_VERSION, Store};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("..")
 }
 
 /// A valid configuration whose state directory is `state`.

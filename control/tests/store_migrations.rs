@@ -11,7 +11,10 @@ use collegium_control::store::{
 use rusqlite::Connection;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("..")
 }
 
 /// Builds a store as the release with schema `version` left it, holding one

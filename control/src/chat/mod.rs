@@ -4,6 +4,7 @@
 
 pub mod credentials;
 pub mod directory;
+pub mod feed;
 pub mod rest;
 pub mod socket;
 pub mod sync;

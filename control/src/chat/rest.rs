@@ -5,8 +5,8 @@
 use std::fmt;
 
 use mattermost_wire::model::{
-    AppError, Bot, Channel, ChannelMember, Command, LoginRequest, Team, TeamMember, User,
-    UserAccessToken,
+    AppError, Bot, Channel, ChannelMember, Command, LoginRequest, NewPost, Post, PostPatch, Team,
+    TeamMember, User, UserAccessToken,
 };
 use reqwest::{Method, StatusCode};
 use serde::Serialize;
@@ -363,6 +363,50 @@ impl Rest {
     }
 
     /// The server configuration (admins only).
+    /// Posts as this session's user.
+    pub async fn create_post(&self, post: &NewPost) -> RestResult<Post> {
+        self.post("posts", post).await
+    }
+
+    /// Replaces a post's message (the status post is edited in place, §8.1).
+    pub async fn edit_post(&self, post_id: &str, message: &str) -> RestResult<Post> {
+        self.put(
+            &format!("posts/{post_id}/patch"),
+            &PostPatch {
+                message: Some(message.to_string()),
+                ..PostPatch::default()
+            },
+        )
+        .await
+    }
+
+    /// Reacts to a post as `user_id` (the 👀 on a queued post, §5.2).
+    pub async fn react(&self, user_id: &str, post_id: &str, emoji: &str) -> RestResult<Value> {
+        self.post(
+            "reactions",
+            &json!({"user_id": user_id, "post_id": post_id, "emoji_name": emoji}),
+        )
+        .await
+    }
+
+    /// Shows `user_id` typing in a channel (§8.1); nothing durable.
+    pub async fn typing(&self, user_id: &str, channel_id: &str) -> RestResult<Value> {
+        self.post(
+            &format!("users/{user_id}/typing"),
+            &json!({"channel_id": channel_id, "parent_id": ""}),
+        )
+        .await
+    }
+
+    /// The server's post size limit in characters (§6.2, contract §A.11).
+    pub async fn max_post_size(&self) -> RestResult<Option<usize>> {
+        let config: Value = self.get("config/client?format=old").await?;
+        Ok(config
+            .get("MaxPostSize")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok()))
+    }
+
     pub async fn config(&self) -> RestResult<Value> {
         self.get("config").await
     }

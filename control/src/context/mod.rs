@@ -3,6 +3,7 @@
 //! the framework's message after it; what a tool result costs when read
 //! again, and the fixed shares the configuration is checked against.
 
+pub mod message;
 pub mod prompt;
 pub mod replay;
 pub mod sizing;

@@ -15,7 +15,8 @@ use crate::commands;
 use crate::config::LoadedConfig;
 use crate::config::model::Triggering;
 
-pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
+/// Returns the credentials it checked, for the runtime to use.
+pub async fn check(loaded: &LoadedConfig) -> Result<Credentials, DaemonError> {
     let config = &loaded.config;
     let fix = format!(
         "collegium-provision mattermost --config {}",
@@ -96,7 +97,7 @@ pub async fn check(loaded: &LoadedConfig) -> Result<(), DaemonError> {
             channels = config.channels.len(),
             "Mattermost is provisioned for this configuration"
         );
-        Ok(())
+        Ok(held)
     } else {
         Err(refuse(problems))
     }

@@ -1,11 +1,12 @@
 //! The daemon's lifecycle: check the configuration, open the store, record
 //! this run, stamp liveness while running, and record a clean stop on SIGTERM
-//! (§7.3). The chat, turn and worker machinery join this loop as they land;
-//! until then the daemon says plainly that it serves nothing.
+//! (§7.3). Between the boot checks and the stop, the agents listen: one
+//! socket per bot, the lanes, and the turns they start (`runtime`).
 
 mod logging;
 mod mattermost;
 mod models;
+mod runtime;
 
 use std::path::Path;
 use std::time::Duration;
@@ -59,6 +60,12 @@ pub enum DaemonError {
     RespondToAllShared(String),
     #[error("boot refused: {0}")]
     Plugin(#[from] crate::workers::plugins::PluginError),
+    #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]
+    Prompt {
+        agent: String,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
@@ -90,7 +97,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // daemon is still verifying its models is a clean stop, not a kill.
         let signals = Signals::install().map_err(DaemonError::Runtime)?;
         models::verify_models(&loaded).await?;
-        mattermost::check(&loaded).await?;
+        let credentials = mattermost::check(&loaded).await?;
         let boot_id = uuid::Uuid::now_v7().to_string();
         // This boot's grant-signing key: every worker gets its public half at
         // the handshake, and it dies with the process (ARCHITECTURE §4).
@@ -101,7 +108,31 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             plugins = toolsets.running.len(),
             "declaration registry complete"
         );
-        let served = serve(store, signals, boot_id).await;
+        let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
+        record_start(&store, &boot_id).await?;
+        let workers = toolsets
+            .running
+            .iter()
+            .map(|t| (t.declaration.namespace.clone(), t.worker.clone()))
+            .collect();
+        let agents = runtime::start(runtime::Boot {
+            loaded: &loaded,
+            credentials: &credentials,
+            registry: &toolsets.registry,
+            workers,
+            signer,
+            store: store.clone(),
+            boot_id: boot_id.clone(),
+        })
+        .await;
+        let served = match agents {
+            Ok(agents) => {
+                let served = serve(store, signals, boot_id).await;
+                agents.stop();
+                served
+            }
+            Err(error) => Err(error),
+        };
         for toolset in toolsets.running {
             toolset.stop().await;
         }
@@ -125,18 +156,18 @@ impl Signals {
     }
 }
 
-async fn serve(store: Store, mut signals: Signals, boot_id: String) -> Result<(), DaemonError> {
-    let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
+/// Records this run, and says how the previous one ended (§7.3).
+async fn record_start(store: &StoreHandle, boot_id: &str) -> Result<(), DaemonError> {
     let version = env!("CARGO_PKG_VERSION");
     let started = now_millis();
     {
-        let boot_id = boot_id.clone();
+        let boot_id = boot_id.to_string();
         store
             .call(move |s| s.begin_run(&boot_id, version, started))
             .await?;
     }
     let previous = {
-        let boot_id = boot_id.clone();
+        let boot_id = boot_id.to_string();
         store.call(move |s| s.previous_run(&boot_id)).await?
     };
     match previous {
@@ -154,12 +185,16 @@ async fn serve(store: Store, mut signals: Signals, boot_id: String) -> Result<()
         },
         None => info!("first run against this store"),
     }
-    info!(
-        boot_id = %boot_id,
-        version,
-        "collegium is running; this build does not yet listen for Mattermost events, so it serves no agents"
-    );
+    info!(boot_id = %boot_id, version, "collegium is running");
+    Ok(())
+}
 
+/// Stamps liveness until a stop signal, then records the clean stop.
+async fn serve(
+    store: StoreHandle,
+    mut signals: Signals,
+    boot_id: String,
+) -> Result<(), DaemonError> {
     let mut liveness = tokio::time::interval(LIVENESS_INTERVAL);
     liveness.tick().await;
     let signal = loop {

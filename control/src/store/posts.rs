@@ -122,6 +122,15 @@ impl Store {
         Ok(rows)
     }
 
+    /// A post a catch-up recorded that a socket then delivered: it is live
+    /// (§8.2). Returns whether it was recorded as backfill until now.
+    pub fn mark_live(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.conn.execute(
+            "UPDATE posts SET observed_via = 'live' WHERE id = ?1 AND observed_via = 'backfill'",
+            params![id],
+        )? == 1)
+    }
+
     /// A channel as recorded.
     pub fn channel(&self, id: &str) -> Result<Option<ObservedChannel>, StoreError> {
         Ok(self

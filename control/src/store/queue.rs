@@ -32,6 +32,26 @@ impl Store {
         Ok(rows)
     }
 
+    /// The rows waiting untaken for an agent in a channel, with when each
+    /// was queued, oldest first.
+    pub fn queued_rows(
+        &self,
+        agent: &str,
+        channel_id: &str,
+    ) -> Result<Vec<(String, Millis)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT post_id, queued_at FROM queue
+             WHERE agent = ?1 AND channel_id = ?2 AND taken_by IS NULL
+             ORDER BY queued_at, post_id",
+        )?;
+        let rows = statement
+            .query_map(params![agent, channel_id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// Takes for `turn_id` every row queued for the lane not yet taken, up to
     /// `until` (a queue time) where a drain bounds its first assembly
     /// (§5.2). Returns the post ids taken, oldest first.

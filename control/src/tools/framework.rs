@@ -60,6 +60,10 @@ impl Tool {
         self.0.supersedable = true;
         self
     }
+    fn parameters(mut self, schema: Value) -> Self {
+        self.0.parameters = Some(schema);
+        self
+    }
     fn requires(mut self, setting: &str) -> Self {
         self.0.requires_settings.push(setting.to_string());
         self
@@ -137,7 +141,8 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                     "now",
                     "The current date and time in the operator's timezone.",
                 )
-                .budget_exempt(),
+                .budget_exempt()
+                .parameters(json!({"type": "object", "properties": {}})),
             ],
         ),
         toolset(
@@ -148,7 +153,18 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             vec![Tool::read(
                 "read",
                 "Read on in a result of this turn from an offset, or find phrases in it.",
-            )],
+            )
+            .parameters(json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["reference"],
+                "properties": {
+                    "reference": {"type": "string", "description": "The reference a result view gave, such as r3."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "The character offset to read from."},
+                    "length": {"type": "integer", "minimum": 1, "maximum": 20000, "description": "How many characters to read; 8000 when not given."},
+                    "find": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 10, "description": "Phrases to find, case-insensitively; each match is given with its offset."}
+                }
+            }))],
         ),
         toolset(
             "skills",

@@ -3,6 +3,7 @@
 //! serve them is in `workers/`.
 
 pub mod arguments;
+pub mod core;
 pub mod framework;
 pub mod names;
 pub mod registry;

@@ -1,4 +1,11 @@
-//! The turn (§3.3, §5): what the runner decides about a turn's own output.
-//! The runner itself lands with the rest of the turn machinery.
+//! The turn (§3.3, §5): one activation of one agent in one channel —
+//! assemble context, call the model, run tools, post, end. The runner, the
+//! calls it makes, the status post, folding, and what it refuses to post.
 
+pub mod assemble;
+pub mod calls;
+pub mod fold;
 pub mod rejections;
+pub mod runner;
+pub mod services;
+pub mod status_post;

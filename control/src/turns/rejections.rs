@@ -21,6 +21,11 @@ pub enum Rejection {
     RepeatedLine { times: usize },
     /// A tool call written as text, recognised by the inference adapter.
     CallAsProse,
+    /// The output stopped at its token or time limit (§7.1): never posted
+    /// as if it were whole.
+    CutOff { length: usize },
+    /// Mattermost refused the post for a reason of its own.
+    Undeliverable { reason: String },
 }
 
 /// How many times one line may appear before a reply made mostly of it is
@@ -53,6 +58,13 @@ impl Rejection {
                 "Your reply was not posted: one line makes up most of it, repeated {times} times. \
                  Write the reply you mean to send."
             ),
+            Self::CutOff { length } => format!(
+                "Your reply was not posted: it was cut off at the output limit after {length} \
+                 characters, so it is incomplete. Answer more briefly."
+            ),
+            Self::Undeliverable { reason } => {
+                format!("Your reply was not posted: Mattermost refused it ({reason}).")
+            }
             Self::CallAsProse => {
                 "Your reply was not posted: it holds a tool call written as text, \
                  which runs nothing. Call the tool through the tool interface, or write prose."

@@ -40,7 +40,7 @@ pub enum PluginError {
 /// A plugin process the daemon started, connected and checked. Dropping it
 /// kills the process.
 pub struct RunningToolset {
-    pub worker: Worker,
+    pub worker: std::sync::Arc<Worker>,
     pub declaration: ToolsetDeclaration,
     child: Child,
 }
@@ -161,7 +161,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
             "plugin ready"
         );
         running.push(RunningToolset {
-            worker,
+            worker: std::sync::Arc::new(worker),
             declaration,
             child,
         });

@@ -4,6 +4,7 @@
 //! (`s3_1_…`).
 
 pub mod fixture;
+pub mod people;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -220,6 +221,14 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
         dir
     }
 
+    /// Sets deployment limits (`debounce_window_ms = 0`, …) in the
+    /// configuration.
+    pub fn limits(&self, lines: &str) {
+        let mut text = std::fs::read_to_string(&self.config).expect("config");
+        text.push_str(&format!("\n[limits]\n{lines}\n"));
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
     /// Runs the plugin `namespace` as the OS user `user`.
     pub fn run_plugin_as(&self, namespace: &str, user: &str) {
         let mut text = std::fs::read_to_string(&self.config).expect("config");
@@ -278,11 +287,15 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
             .spawn()
             .expect("spawn collegium");
         let stderr = child.stderr.take().expect("stderr");
-        let lines = Box::new(
-            BufReader::new(stderr)
-                .lines()
-                .map(|l| l.unwrap_or_default()),
-        );
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Daemon { child, lines }
     }
 
@@ -303,7 +316,11 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
 /// A daemon process and its JSON log lines.
 pub struct Daemon {
     pub child: Child,
-    lines: Box<dyn Iterator<Item = String> + Send>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+fn parsed(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|_| json!({"message": line}))
 }
 
 impl Daemon {
@@ -312,10 +329,11 @@ impl Daemon {
     pub fn wait_for(&mut self, needle: &str) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut seen = Vec::new();
-        while Instant::now() < deadline {
-            let Some(line) = self.lines.next() else { break };
-            let value: Value =
-                serde_json::from_str(&line).unwrap_or_else(|_| json!({"message": line}));
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                break;
+            };
+            let value = parsed(&line);
             let found = value["message"]
                 .as_str()
                 .is_some_and(|m| m.contains(needle));
@@ -325,6 +343,11 @@ impl Daemon {
             }
         }
         panic!("no log line containing {needle:?}; saw {seen:#?}");
+    }
+
+    /// The lines logged since the last read, without waiting.
+    pub fn logged(&mut self) -> Vec<Value> {
+        self.lines.try_iter().map(|l| parsed(&l)).collect()
     }
 
     pub fn terminate(&mut self) {

@@ -126,12 +126,18 @@ async fn a_person_signs_in_posts_clicks_a_button_and_submits_a_dialog_in_chromiu
         })
     };
 
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let browser_dir = Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("browser");
     assert!(
         browser_dir.join("node_modules/playwright-core").is_dir(),
         "playwright-core is not installed: run tests/setup.sh"
     );
-    let output_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../output/browser");
+    let output_dir = Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../output/browser");
     std::fs::create_dir_all(&output_dir).expect("output dir");
     let screenshot = output_dir.join("click-through.png");
     let _ = std::fs::remove_file(&screenshot);

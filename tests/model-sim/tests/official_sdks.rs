@@ -24,7 +24,10 @@ async fn the_official_openai_and_anthropic_sdks_parse_the_simulators_streams() {
     let running = model_sim::start("127.0.0.1:0".parse().expect("addr"), false)
         .await
         .expect("start");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/python/sdk_stream.py");
+    let script = Path::new(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("clients/python/sdk_stream.py");
     let output = tokio::process::Command::new(client_python())
         .arg(script)
         .args(["--url", &running.url])

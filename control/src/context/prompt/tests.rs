@@ -56,9 +56,11 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
 }
 
 fn check_snapshot(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("src/context/prompt/snapshots")
-        .join(format!("{name}.txt"));
+    let path = PathBuf::from(
+        &*std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("src/context/prompt/snapshots")
+    .join(format!("{name}.txt"));
     if std::env::var_os("COLLEGIUM_UPDATE_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(&path, actual).expect("write snapshot");

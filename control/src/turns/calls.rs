@@ -1,0 +1,404 @@
+//! Running one call a completion made (§3.4, §5.1, §7.2): the name resolved
+//! over the tools the agent holds, the arguments checked against the
+//! declared schema, then the call run by whoever serves it — this daemon
+//! for the core tools, a worker or a plugin for the rest. Every refusal is a
+//! result the model reads; the provider's raw argument text is never read
+//! back to it.
+
+use std::time::Duration;
+
+use collegium_proto::toolset::v1::tool_result::Outcome as WireOutcome;
+use serde_json::{Value, json};
+
+use crate::inference::ToolCall;
+use crate::status::Disposition;
+use crate::tools::arguments::{self, ArgumentError};
+use crate::tools::core::ResultViews;
+use crate::tools::resolve::resolve;
+use crate::tools::{Gate, Host, ToolRef};
+use crate::workers::dispatch::{CallOutcome, Dispatch};
+
+use super::services::{Seat, Services};
+
+/// How long a worker call may take before it is cut off.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(120);
+
+/// What a call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The tool ran and returned this text.
+    Ran {
+        text: String,
+        /// The line later turns read in its place, where the tool gave one.
+        replay_line: Option<String>,
+        /// A note on how it came out, for the status line.
+        note: Option<String>,
+    },
+    /// The tool, the framework or the arguments refused it; it did not run,
+    /// or ran and refused. The text is what the model reads.
+    Refused { text: String, reason: String },
+    /// It may have acted and failed in a way it did not return as a result.
+    Failed { text: String, reason: String },
+    /// Its arguments were not JSON: forgiven once (§7.1).
+    Unparseable,
+    /// The name resolves to no tool the agent holds (§3.4, §4.5).
+    NotHeld { text: String },
+}
+
+/// One call, resolved as far as it could be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executed {
+    pub call: ToolCall,
+    pub tool: Option<ToolRef>,
+    /// The status post's subject for the call.
+    pub summary: String,
+    pub outcome: Outcome,
+}
+
+impl Executed {
+    /// Whether a tool actually ran (absorption ends, the rejection count
+    /// resets).
+    pub fn ran(&self) -> bool {
+        matches!(self.outcome, Outcome::Ran { .. } | Outcome::Failed { .. })
+    }
+
+    pub fn disposition(&self) -> Disposition {
+        match &self.outcome {
+            Outcome::Ran { note: None, .. } => Disposition::Done,
+            Outcome::Ran { note: Some(n), .. } => Disposition::Came(n.clone()),
+            Outcome::Refused { reason, .. } => Disposition::Refused {
+                reason: reason.clone(),
+            },
+            Outcome::Failed { reason, .. } => Disposition::Failed {
+                reason: reason.clone(),
+            },
+            Outcome::Unparseable => Disposition::Refused {
+                reason: "its arguments were not valid JSON".into(),
+            },
+            Outcome::NotHeld { .. } => Disposition::Refused {
+                reason: "not a tool this agent holds".into(),
+            },
+        }
+    }
+}
+
+/// Where a call is going, decided before anything runs: the budget admits
+/// a run of concurrent calls before any of them starts (§5.1).
+pub struct Planned {
+    pub call: ToolCall,
+    pub resolved: Result<(ToolRef, Value, Vec<String>), Executed>,
+    pub concurrent: bool,
+    pub budget_exempt: bool,
+}
+
+/// Resolves the name and checks the arguments.
+pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
+    let refused = |outcome: Outcome, tool: Option<ToolRef>, summary: String| Planned {
+        call: call.clone(),
+        resolved: Err(Executed {
+            call: call.clone(),
+            tool,
+            summary,
+            outcome,
+        }),
+        concurrent: false,
+        budget_exempt: false,
+    };
+    let tool = match resolve(&call.name, &seat.held) {
+        Ok(tool) => tool,
+        Err(not_held) => {
+            return refused(
+                Outcome::NotHeld {
+                    text: not_held.message,
+                },
+                None,
+                call.name.clone(),
+            );
+        }
+    };
+    let Some(declared) = services.registry.tool(&tool) else {
+        return refused(
+            Outcome::NotHeld {
+                text: format!("{tool} is not declared in this deployment."),
+            },
+            Some(tool.clone()),
+            tool.to_string(),
+        );
+    };
+    let schema = declared
+        .parameters
+        .clone()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let accepted = match arguments::accept(&schema, &call.arguments) {
+        Ok(accepted) => accepted,
+        Err(ArgumentError::Unparseable) => {
+            return refused(Outcome::Unparseable, Some(tool.clone()), tool.to_string());
+        }
+        Err(refusal @ ArgumentError::Refused(_)) => {
+            return refused(
+                Outcome::Refused {
+                    text: format!("The call did not run: {refusal}."),
+                    reason: "its arguments were refused".into(),
+                },
+                Some(tool.clone()),
+                tool.to_string(),
+            );
+        }
+    };
+    if declared.gate != Gate::None {
+        // Approvals and questions (§3.7, §3.7a) are the next issue's; until
+        // then a gated call is refused plainly rather than run ungated.
+        return refused(
+            Outcome::Refused {
+                text: format!(
+                    "The call did not run: {tool} stops for a person's decision, and this \
+                     deployment cannot ask for one yet. Tell the person what you would do instead."
+                ),
+                reason: "it needs a person's decision, which this build cannot ask for yet".into(),
+            },
+            Some(tool.clone()),
+            tool.to_string(),
+        );
+    }
+    Planned {
+        call: call.clone(),
+        concurrent: declared.concurrent,
+        budget_exempt: declared.budget_exempt,
+        resolved: Ok((tool, accepted.value, accepted.ignored)),
+    }
+}
+
+/// What a call needs beyond its plan.
+pub struct CallScope<'a> {
+    pub services: &'a Services,
+    pub seat: &'a Seat,
+    pub turn_id: &'a str,
+    /// The channel's handle; empty in a direct or group message.
+    pub channel: &'a str,
+}
+
+/// Runs a planned call that resolved. `views` serves `results::read`.
+pub async fn run(scope: &CallScope<'_>, planned: Planned, views: &ResultViews) -> Executed {
+    let (tool, value, ignored) = match planned.resolved {
+        Ok(resolved) => resolved,
+        Err(executed) => return executed,
+    };
+    let call = planned.call;
+    let mut executed = match scope
+        .services
+        .registry
+        .toolset(&tool.namespace)
+        .map(|t| &t.host)
+    {
+        Some(Host::Daemon) => run_core(scope, &call, &tool, &value, views),
+        Some(Host::Worker(_) | Host::Plugin) => run_worker(scope, &call, &tool, &value).await,
+        None => Executed {
+            call: call.clone(),
+            tool: Some(tool.clone()),
+            summary: tool.to_string(),
+            outcome: Outcome::Refused {
+                text: format!("The call did not run: nothing serves {tool}."),
+                reason: "nothing serves it".into(),
+            },
+        },
+    };
+    if !ignored.is_empty()
+        && let Outcome::Ran { text, .. } = &mut executed.outcome
+    {
+        text.push_str(&format!(
+            "\n[Ignored: {} — not an argument of {tool}.]",
+            ignored.join(", ")
+        ));
+    }
+    executed
+}
+
+fn run_core(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+    views: &ResultViews,
+) -> Executed {
+    let services = scope.services;
+    let (summary, outcome) = match (tool.namespace.as_str(), tool.tool.as_str()) {
+        ("builtins", "now") => (
+            "builtins::now".to_string(),
+            Outcome::Ran {
+                text: crate::tools::core::now(
+                    chrono::Utc::now().timestamp_millis(),
+                    services.timezone,
+                    &services.timezone_name,
+                ),
+                replay_line: None,
+                note: None,
+            },
+        ),
+        ("results", "read") => {
+            let reference = value
+                .get("reference")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let summary = match value.get("find") {
+                Some(Value::Array(phrases)) if !phrases.is_empty() => {
+                    format!(
+                        "results::read — finding {} phrases in {reference}",
+                        phrases.len()
+                    )
+                }
+                _ => format!(
+                    "results::read — {reference} from offset {}",
+                    value.get("offset").and_then(Value::as_u64).unwrap_or(0)
+                ),
+            };
+            let outcome = match views.read(value) {
+                Ok(text) => Outcome::Ran {
+                    replay_line: Some(format!("[read {reference} of an earlier result]")),
+                    text,
+                    note: None,
+                },
+                Err(text) => Outcome::Refused {
+                    reason: "no such reference or offset".into(),
+                    text,
+                },
+            };
+            (summary, outcome)
+        }
+        _ => (
+            tool.to_string(),
+            Outcome::Refused {
+                text: format!("The call did not run: {tool} is not served by this build yet."),
+                reason: "not served by this build yet".into(),
+            },
+        ),
+    };
+    Executed {
+        call: call.clone(),
+        tool: Some(tool.clone()),
+        summary,
+        outcome,
+    }
+}
+
+async fn run_worker(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Executed {
+    let executed = |summary: String, outcome: Outcome| Executed {
+        call: call.clone(),
+        tool: Some(tool.clone()),
+        summary,
+        outcome,
+    };
+    let Some(worker) = scope.services.workers.get(&tool.namespace) else {
+        return executed(
+            tool.to_string(),
+            Outcome::Refused {
+                text: format!(
+                    "The call did not run: the {} worker is not running.",
+                    tool.namespace
+                ),
+                reason: "its worker is not running".into(),
+            },
+        );
+    };
+    let settings = scope
+        .seat
+        .agent
+        .settings
+        .get(&tool.namespace)
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let dispatch = Dispatch {
+        call_id: call.id.clone(),
+        turn_id: scope.turn_id.to_string(),
+        agent: scope.seat.agent.username.clone(),
+        tool: tool.tool.clone(),
+        arguments_json: serde_json::to_vec(value).unwrap_or_default(),
+        settings_json: settings.to_string(),
+        channel: scope.channel.to_string(),
+        decision_id: None,
+        deadline: CALL_DEADLINE,
+    };
+    let outcome = worker
+        .invoke(
+            &scope.services.store,
+            &scope.services.signer,
+            dispatch,
+            |_| {},
+        )
+        .await;
+    let fallback = tool.to_string();
+    match outcome {
+        Err(error) => executed(
+            fallback,
+            Outcome::Failed {
+                text: "The call's outcome could not be recorded; treat it as failed.".into(),
+                reason: error.to_string(),
+            },
+        ),
+        Ok(CallOutcome::NotSent(reason)) => executed(
+            fallback,
+            Outcome::Refused {
+                text: format!("The call did not run: {reason}."),
+                reason,
+            },
+        ),
+        Ok(CallOutcome::Ambiguous(reason)) => executed(
+            fallback,
+            Outcome::Failed {
+                text: format!(
+                    "The call may have acted, and its outcome cannot be confirmed ({reason}). Do not repeat it; tell the person."
+                ),
+                reason: format!("outcome unknown: {reason}"),
+            },
+        ),
+        Ok(CallOutcome::Lost(reason)) => executed(
+            fallback,
+            Outcome::Failed {
+                text: format!("The call failed: {reason}."),
+                reason,
+            },
+        ),
+        Ok(CallOutcome::Finished(result)) => {
+            let summary = if result.summary.trim().is_empty() {
+                fallback
+            } else {
+                format!("{tool} — {}", result.summary.trim())
+            };
+            let outcome = match result.outcome {
+                Some(WireOutcome::Success(success)) => Outcome::Ran {
+                    text: success.text,
+                    replay_line: success.replay_line,
+                    note: None,
+                },
+                Some(WireOutcome::Refusal(refusal)) => Outcome::Refused {
+                    reason: refusal.message.clone(),
+                    text: refusal.message,
+                },
+                Some(WireOutcome::InvalidArguments(invalid)) => Outcome::Refused {
+                    reason: "its arguments were refused".into(),
+                    text: format!("The arguments were refused: {}", invalid.message),
+                },
+                Some(WireOutcome::Unresolved(unresolved)) => Outcome::Failed {
+                    reason: format!("outcome unknown: {}", unresolved.message),
+                    text: format!(
+                        "The call may have acted, and its outcome cannot be confirmed: {}. Do not repeat it; tell the person.",
+                        unresolved.message
+                    ),
+                },
+                Some(WireOutcome::Failure(failure)) => Outcome::Failed {
+                    reason: failure.message.clone(),
+                    text: format!("The call failed: {}", failure.message),
+                },
+                None => Outcome::Failed {
+                    text: "The tool returned nothing.".into(),
+                    reason: "it returned nothing".into(),
+                },
+            };
+            executed(summary, outcome)
+        }
+    }
+}

@@ -1,0 +1,916 @@
+//! One turn (§3.3, §5.1, §7.2): open its record, take what was queued for
+//! it, assemble context, and loop — call the model; text with no call is
+//! the reply and ends the turn; calls run and their results go back. Usage
+//! is written after each completion, every step goes to the trace, and the
+//! end consumes or returns what the turn took (§5.2).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mattermost_wire::model::NewPost;
+use serde_json::json;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use crate::chat::directory::{ROLE_PROP, TURN_PROP};
+use crate::context::tokens::estimate;
+use crate::context::window::{CompletionDetail, RecordedCall, ResultDetail, message_cost};
+use crate::inference::{
+    AssistantMessage, CallLimits, Cancel, Completion, CompletionRequest, Failure, FinishReason,
+    Message,
+};
+use crate::status::{CallLine, Disposition, Ending};
+use crate::store::{
+    Millis, NewTurn, ObservedPost, StoreError, TraceKind, TurnCause, TurnEnd, TurnEvent,
+};
+use crate::tools::core::{ResultViews, VIEW_MAX_CHARS};
+
+use super::assemble::{AssemblyInput, assemble};
+use super::calls::{self, CallScope, Executed, Outcome};
+use super::fold::FoldGate;
+use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
+use super::services::{Seat, Services};
+use super::status_post::StatusPost;
+
+/// How often typing is re-sent: the client shows it for about five seconds
+/// (contract §A.12), so this keeps it on while the model generates (§8.1).
+pub const TYPING_EVERY: Duration = Duration::from_secs(3);
+
+/// A turn to run, as the lane starts it.
+pub struct TurnStart {
+    pub agent: String,
+    pub channel_id: String,
+    pub cause: TurnCause,
+    /// Posts the turn answers that are not queue rows: the post that started
+    /// it and the ones the debounce folded in (§5.2).
+    pub answers: Vec<(ObservedPost, &'static str)>,
+    /// The post the turn answers, where one is named (§5.2).
+    pub answered: Option<String>,
+    /// A drain's bound: rows queued after this wait for a turn of their own.
+    pub drain_bound: Option<Millis>,
+    pub fold: Arc<FoldGate>,
+}
+
+/// How a turn ended, as the lane reads it.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub agent: String,
+    pub channel_id: String,
+    pub turn_id: String,
+    /// An exit that allows progress (§7.1): the queue drains.
+    pub progress: bool,
+}
+
+/// Why a turn ended (§7.1), in its record's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Exit {
+    Completed,
+    /// Two rejected posts in a row (§4.5).
+    Rejected,
+    BudgetExhausted,
+    MalformedCall,
+    CeilingExceeded,
+    CutAtTimeLimit,
+    Provider(String),
+    Store(String),
+}
+
+impl Exit {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Rejected => "rejected_posts",
+            Self::BudgetExhausted => "budget_exhausted",
+            Self::MalformedCall => "malformed_call",
+            Self::CeilingExceeded => "context_ceiling",
+            Self::CutAtTimeLimit => "time_limit",
+            Self::Provider(_) => "provider_failure",
+            Self::Store(_) => "store_failure",
+        }
+    }
+
+    /// A completion, an exhaustion or a person's act allows progress; a
+    /// failure does not (§7.1).
+    fn allows_progress(&self) -> bool {
+        matches!(
+            self,
+            Self::Completed | Self::Rejected | Self::BudgetExhausted
+        )
+    }
+
+    /// The notice posted for an exit that is not a reply.
+    fn notice(&self) -> Option<String> {
+        match self {
+            Self::Completed => None,
+            Self::Rejected => Some(
+                "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
+            ),
+            Self::BudgetExhausted => Some(
+                "This turn ended: its action budget is spent. Ask again to continue.".into(),
+            ),
+            Self::MalformedCall => Some(
+                "This turn ended: the model sent tool arguments that were not valid JSON twice.".into(),
+            ),
+            Self::CeilingExceeded => Some(
+                "This turn ended: its context is over its ceiling even with every result it read reduced to a line.".into(),
+            ),
+            Self::CutAtTimeLimit => Some(
+                "This turn ended: the model was cut off at its time limit twice.".into(),
+            ),
+            Self::Provider(phrase) => Some(format!("This turn ended: {phrase}.")),
+            Self::Store(reason) => Some(format!("This turn ended: the store failed ({reason}).")),
+        }
+    }
+}
+
+/// Runs the turn to its end. Never panics on a failure of its own: every
+/// way out records the end and returns the outcome the lane needs.
+pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
+    let turn_id = uuid::Uuid::now_v7().to_string();
+    let outcome = TurnOutcome {
+        agent: start.agent.clone(),
+        channel_id: start.channel_id.clone(),
+        turn_id: turn_id.clone(),
+        progress: false,
+    };
+    let Some(seat) = services.seat(&start.agent) else {
+        warn!(agent = %start.agent, "a turn for an agent this boot does not serve");
+        return outcome;
+    };
+    let mut turn = Turn::new(&services, seat, &start, turn_id);
+    let exit = match turn.open().await {
+        Ok(()) => turn.run_loop().await,
+        Err(error) => Exit::Store(error.to_string()),
+    };
+    let progress = turn.end(&exit).await;
+    TurnOutcome {
+        progress,
+        ..outcome
+    }
+}
+
+struct Turn<'a> {
+    services: &'a Services,
+    seat: &'a Seat,
+    start: &'a TurnStart,
+    id: String,
+    started_at: Millis,
+    channel_handle: String,
+    /// Every post the turn answers, oldest first.
+    answers: Vec<ObservedPost>,
+    window: Vec<Message>,
+    window_reach: Option<String>,
+    /// The turn's own messages after the framework's message.
+    own: Vec<Message>,
+    views: ResultViews,
+    status: StatusPost,
+    rejections: RejectionCount,
+    attempts: u32,
+    unparseable_forgiven: bool,
+    time_limit_cuts: u32,
+    typing: watch::Sender<bool>,
+    completions: u32,
+}
+
+impl<'a> Turn<'a> {
+    fn new(services: &'a Services, seat: &'a Seat, start: &'a TurnStart, id: String) -> Self {
+        let (typing, _) = watch::channel(false);
+        Self {
+            services,
+            seat,
+            start,
+            status: StatusPost::new(&id, &start.channel_id),
+            id,
+            started_at: chrono::Utc::now().timestamp_millis(),
+            channel_handle: String::new(),
+            answers: start.answers.iter().map(|(p, _)| p.clone()).collect(),
+            window: Vec::new(),
+            window_reach: None,
+            own: Vec::new(),
+            views: ResultViews::default(),
+            rejections: RejectionCount::default(),
+            attempts: 0,
+            unparseable_forgiven: false,
+            time_limit_cuts: 0,
+            typing,
+            completions: 0,
+        }
+    }
+
+    async fn open(&mut self) -> Result<(), StoreError> {
+        let record = NewTurn {
+            id: self.id.clone(),
+            agent: self.start.agent.clone(),
+            channel_id: self.start.channel_id.clone(),
+            boot_id: self.services.boot_id.clone(),
+            started_at: self.started_at,
+            cause: self.start.cause,
+            answers_post_id: self.start.answered.clone(),
+            depth: 0,
+            chain_root: self.id.clone(),
+            chain_length: 1,
+            model: self.seat.agent.model.clone(),
+        };
+        let answers: Vec<(String, &'static str)> = self
+            .start
+            .answers
+            .iter()
+            .map(|(p, how)| (p.id.clone(), *how))
+            .collect();
+        let channel_id = self.start.channel_id.clone();
+        self.channel_handle = self
+            .services
+            .store
+            .call(move |s| {
+                s.open_turn(&record)?;
+                for (post, how) in &answers {
+                    s.record_answer(&record.id, post, how)?;
+                }
+                Ok(s.channel(&channel_id)?.map(|c| c.name).unwrap_or_default())
+            })
+            .await?;
+        self.spawn_typing();
+        info!(turn = %self.id, agent = %self.start.agent, channel = %self.start.channel_id, cause = self.start.cause.as_str(), "turn started");
+        Ok(())
+    }
+
+    /// Keeps the typing indicator on while `typing` is true (§8.1): on while
+    /// the model generates, dark during tools.
+    fn spawn_typing(&self) {
+        let mut on = self.typing.subscribe();
+        let rest = self.seat.rest.clone();
+        let user_id = self.seat.user_id.clone();
+        let channel_id = self.start.channel_id.clone();
+        tokio::spawn(async move {
+            loop {
+                if *on.borrow_and_update() {
+                    let _ = rest.typing(&user_id, &channel_id).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep(TYPING_EVERY) => {}
+                        changed = on.changed() => if changed.is_err() { return },
+                    }
+                } else if on.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Takes the rows queued for the lane (§5.2) and assembles the context.
+    async fn assemble(&mut self) -> Result<(), StoreError> {
+        let (agent, channel, turn, bound) = (
+            self.start.agent.clone(),
+            self.start.channel_id.clone(),
+            self.id.clone(),
+            self.start.drain_bound,
+        );
+        // A drain's first assembly is bounded by the moment it chose the post
+        // it answers; a later one (a fold's) takes everything queued.
+        let bound = if self.completions == 0 { bound } else { None };
+        let taken: Vec<ObservedPost> = self
+            .services
+            .store
+            .call(move |s| {
+                let ids = s.take_queued(&agent, &channel, &turn, bound)?;
+                let mut posts = Vec::new();
+                for id in ids {
+                    s.record_answer(&turn, &id, "queue")?;
+                    if let Some(post) = s.post(&id)? {
+                        posts.push(post);
+                    }
+                }
+                Ok(posts)
+            })
+            .await?;
+        for post in taken {
+            if !self.answers.iter().any(|a| a.id == post.id) {
+                self.answers.push(post);
+            }
+        }
+        self.answers
+            .sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        let assembled = assemble(
+            self.services,
+            self.seat,
+            &AssemblyInput {
+                turn_id: &self.id,
+                channel_id: &self.start.channel_id,
+                started_at: self.started_at,
+                answers: &self.answers,
+                draining: self.start.cause == TurnCause::Drain,
+            },
+        )
+        .await?;
+        let (id, reach, charged) = (
+            self.id.clone(),
+            assembled.window.reach.clone(),
+            assembled.window.charged_tokens,
+        );
+        let now = chrono::Utc::now().timestamp_millis();
+        self.services
+            .store
+            .call(move |s| s.record_assembly(&id, now, reach.as_deref(), charged))
+            .await?;
+        self.window_reach = assembled.window.reach.clone();
+        self.window = assembled.messages;
+        Ok(())
+    }
+
+    async fn run_loop(&mut self) -> Exit {
+        if let Err(error) = self.assemble().await {
+            return Exit::Store(error.to_string());
+        }
+        loop {
+            if let Some(exit) = self.relieve_pressure() {
+                return exit;
+            }
+            let completion = match self.complete().await {
+                Ok(Some(completion)) => completion,
+                Ok(None) => {
+                    // A fold: the fragments joined; assemble again (§4.4).
+                    if let Err(error) = self.assemble().await {
+                        return Exit::Store(error.to_string());
+                    }
+                    continue;
+                }
+                Err(exit) => return exit,
+            };
+            if let Some(exit) = self.handle(completion).await {
+                return exit;
+            }
+        }
+    }
+
+    /// One completion. `Ok(None)` when a fold aborted it.
+    async fn complete(&mut self) -> Result<Option<Completion>, Exit> {
+        let request = CompletionRequest {
+            system: self.seat.system_prompt.clone(),
+            tools: self.seat.tools.clone(),
+            messages: self.window.iter().chain(self.own.iter()).cloned().collect(),
+            cache_breakpoints: self.window.len().checked_sub(2).into_iter().collect(),
+            ..CompletionRequest::default()
+        };
+        let limits = CallLimits {
+            idle_timeout: Duration::from_secs(u64::from(self.services.limits.idle_timeout_secs)),
+            wall_clock: Duration::from_secs(u64::from(
+                self.seat.agent.limits.completion_time_limit_secs,
+            )),
+        };
+        let (abort, cancel) = Cancel::new();
+        let _ = self.typing.send(true);
+        let absorbing = self.start.fold.is_open();
+        let fold = self.start.fold.clone();
+        let provider = &self.seat.provider;
+        let mut observe = |_: &crate::inference::StreamEvent| {};
+        let completed = if absorbing {
+            let call = provider.complete(&request, limits, cancel, &mut observe);
+            tokio::pin!(call);
+            tokio::select! {
+                done = &mut call => Some(done),
+                () = fold.arrived() => {
+                    abort.cancel();
+                    let _ = call.await;
+                    None
+                }
+            }
+        } else {
+            Some(
+                provider
+                    .complete(&request, limits, cancel, &mut observe)
+                    .await,
+            )
+        };
+        let _ = self.typing.send(false);
+        self.completions += 1;
+        let Some(completed) = completed else {
+            self.record_fold().await;
+            return Ok(None);
+        };
+        // The first model call is over: absorption ends (§4.4).
+        self.start.fold.close();
+        match completed {
+            Ok(completion) => {
+                self.record_completion(&completion).await;
+                Ok(Some(completion))
+            }
+            Err(Failure::Aborted { estimated }) => {
+                self.add_usage(&estimated).await;
+                Err(Exit::Provider("the completion was aborted".into()))
+            }
+            Err(failure) => Err(Exit::Provider(failure.phrase())),
+        }
+    }
+
+    async fn record_fold(&mut self) {
+        let folded = self.start.fold.take();
+        let names: Vec<String> = folded.iter().map(|p| p.id.clone()).collect();
+        for post in folded {
+            let (turn, id) = (self.id.clone(), post.id.clone());
+            let _ = self
+                .services
+                .store
+                .call(move |s| s.record_answer(&turn, &id, "fold"))
+                .await;
+            if !self.answers.iter().any(|a| a.id == post.id) {
+                self.answers.push(post);
+            }
+        }
+        self.trace(
+            TraceKind::Fold,
+            None,
+            None,
+            None,
+            Some(names.join(", ")),
+            None,
+        )
+        .await;
+        let note = format!(
+            "↻ started over to include {} more post{} from the same person",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" }
+        );
+        let limit = self.services.post_limit.get();
+        self.status
+            .note(&self.seat.rest, &self.services.store, &note, false, limit)
+            .await;
+    }
+
+    async fn handle(&mut self, completion: Completion) -> Option<Exit> {
+        if completion.finish == FinishReason::TimeLimit {
+            self.time_limit_cuts += 1;
+            if self.time_limit_cuts >= 2 {
+                return Some(Exit::CutAtTimeLimit);
+            }
+        }
+        if !completion.tool_calls.is_empty() {
+            return self.run_calls(completion).await;
+        }
+        let rejection = if matches!(
+            completion.finish,
+            FinishReason::Length | FinishReason::TimeLimit
+        ) {
+            // Output cut at its limit is never posted as if whole (§7.1).
+            Some(Rejection::CutOff {
+                length: completion.text.chars().count(),
+            })
+        } else if completion.leaked.is_some() {
+            Some(Rejection::CallAsProse)
+        } else {
+            self.check(&completion.text).await
+        };
+        match rejection {
+            Some(rejection) => self.reject(&completion.text, rejection).await,
+            None => match self.post_reply(&completion.text).await {
+                Ok(()) => Some(Exit::Completed),
+                Err(rejection) => self.reject(&completion.text, rejection).await,
+            },
+        }
+    }
+
+    /// Checks a reply against §4.5 with the channel's members as recorded.
+    async fn check(&self, text: &str) -> Option<Rejection> {
+        let channel = self.start.channel_id.clone();
+        let members = self
+            .services
+            .store
+            .call(move |s| s.members(&channel))
+            .await
+            .unwrap_or_default();
+        let usernames: BTreeSet<String> = members.iter().map(|m| m.username.clone()).collect();
+        let agents: BTreeSet<&str> = members
+            .iter()
+            .filter(|m| m.kind == crate::store::AuthorKind::Agent)
+            .map(|m| m.username.as_str())
+            .collect();
+        let scan = mattermost_wire::mentions::scan(text, &|u: &str| usernames.contains(u));
+        let addressed: BTreeSet<String> = scan
+            .usernames()
+            .into_iter()
+            .filter(|u| agents.contains(u.as_str()) && *u != self.seat.agent.username)
+            .collect();
+        check_reply(text, &addressed, None, self.services.post_limit.get())
+    }
+
+    async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
+        self.attempts += 1;
+        let feedback = rejection.feedback();
+        self.trace(
+            TraceKind::RejectedPost,
+            None,
+            None,
+            None,
+            Some(text.to_string()),
+            Some(json!({"reason": feedback}).to_string()),
+        )
+        .await;
+        match self.rejections.rejected() {
+            AfterRejection::EndTurn => Some(Exit::Rejected),
+            AfterRejection::FeedBack => {
+                self.own.push(Message::Assistant(AssistantMessage {
+                    text: text.to_string(),
+                    ..AssistantMessage::default()
+                }));
+                self.own
+                    .push(Message::User(format!("[Framework] {feedback}")));
+                None
+            }
+        }
+    }
+
+    async fn post_reply(&mut self, text: &str) -> Result<(), Rejection> {
+        self.start.fold.close();
+        let post = NewPost {
+            channel_id: self.start.channel_id.clone(),
+            message: text.to_string(),
+            props: json!({ROLE_PROP: "reply", TURN_PROP: self.id})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..NewPost::default()
+        };
+        match self.seat.rest.create_post(&post).await {
+            Ok(_) => Ok(()),
+            Err(crate::chat::RestError::Api { status: 400, error })
+                if error.id.contains("message_length") =>
+            {
+                // The server's limit changed under us: read it again (§6.2).
+                self.services.post_limit.refresh().await;
+                Err(Rejection::TooLong {
+                    limit: self.services.post_limit.get(),
+                    length: text.chars().count(),
+                })
+            }
+            Err(error) => {
+                warn!(%error, turn = %self.id, "could not post the reply");
+                Err(Rejection::Undeliverable {
+                    reason: error.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Runs a completion's calls in order; a run of consecutive concurrent
+    /// calls runs together, admitted to the budget first (§5.1).
+    async fn run_calls(&mut self, completion: Completion) -> Option<Exit> {
+        self.start.fold.close();
+        let limit = self.services.post_limit.get();
+        if !completion.text.trim().is_empty() {
+            // Text beside a call goes to the status post (§3.3), agent
+            // mentions stripped (§4.5).
+            let interim = crate::context::window::strip_mentions_of_agents(
+                completion.text.trim(),
+                &self.services.display_names,
+            );
+            let note = format!("💬 {}", interim.lines().next().unwrap_or_default());
+            self.status
+                .note(&self.seat.rest, &self.services.store, &note, true, limit)
+                .await;
+        }
+        self.own.push(Message::Assistant(AssistantMessage {
+            text: completion.text.clone(),
+            tool_calls: completion.tool_calls.clone(),
+            reasoning: completion.reasoning.clone(),
+        }));
+        let planned: Vec<calls::Planned> = completion
+            .tool_calls
+            .iter()
+            .map(|call| calls::plan(self.services, self.seat, call))
+            .collect();
+        let mut exit = None;
+        let mut results: Vec<Executed> = Vec::new();
+        let mut remaining = planned.into_iter().peekable();
+        while let Some(first) = remaining.next() {
+            let mut run = vec![first];
+            if run[0].concurrent {
+                while remaining.peek().is_some_and(|p| p.concurrent) {
+                    run.extend(remaining.next());
+                }
+            }
+            let cost = run.iter().filter(|p| !p.budget_exempt).count() as u32;
+            if exit.is_some() || self.attempts + cost > self.seat.agent.limits.action_budget {
+                // The budget is spent: these calls do not run (§5.3). The
+                // extension prompt arrives with the approvals work.
+                for planned in run {
+                    results.push(Executed {
+                        summary: planned.call.name.clone(),
+                        tool: None,
+                        outcome: Outcome::Refused {
+                            text: "The call did not run: this turn's action budget is spent."
+                                .into(),
+                            reason: "the action budget is spent".into(),
+                        },
+                        call: planned.call,
+                    });
+                }
+                exit.get_or_insert(Exit::BudgetExhausted);
+                continue;
+            }
+            self.attempts += cost;
+            let scope = CallScope {
+                services: self.services,
+                seat: self.seat,
+                turn_id: &self.id,
+                channel: &self.channel_handle,
+            };
+            let views = &self.views;
+            let ran = futures_util::future::join_all(
+                run.into_iter()
+                    .map(|planned| calls::run(&scope, planned, views)),
+            )
+            .await;
+            results.extend(ran);
+        }
+        for executed in results {
+            if let Some(end) = self.record_result(executed, limit).await {
+                exit.get_or_insert(end);
+            }
+        }
+        exit
+    }
+
+    async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
+        let mut exit = None;
+        if executed.ran() {
+            self.rejections.tool_ran();
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        let tool_name = executed
+            .tool
+            .as_ref()
+            .map_or_else(|| executed.call.name.clone(), ToString::to_string);
+        let mut disposition = executed.disposition();
+        let (content, replay) = match &executed.outcome {
+            Outcome::Ran {
+                text, replay_line, ..
+            } => {
+                let view = self.views.enter(
+                    &tool_name,
+                    text,
+                    now,
+                    self.view_limit(),
+                    self.services.timezone,
+                );
+                if view.reference.is_some() {
+                    disposition = Disposition::Came(format!(
+                        "shown {} of {} characters; the rest by reference",
+                        view.shown, view.whole
+                    ));
+                }
+                (view.text, replay_line.clone())
+            }
+            Outcome::Refused { text, .. } | Outcome::Failed { text, .. } => (text.clone(), None),
+            Outcome::NotHeld { text } => {
+                self.attempts += 1;
+                if self.rejections.rejected() == AfterRejection::EndTurn {
+                    exit = Some(Exit::Rejected);
+                }
+                (text.clone(), None)
+            }
+            Outcome::Unparseable => {
+                if self.unparseable_forgiven {
+                    exit = Some(Exit::MalformedCall);
+                }
+                self.unparseable_forgiven = true;
+                (
+                    "The call did not run: its arguments were not valid JSON. Call it again with a JSON object as its arguments.".to_string(),
+                    None,
+                )
+            }
+        };
+        let full = match &executed.outcome {
+            Outcome::Ran { text, .. } => text.clone(),
+            _ => content.clone(),
+        };
+        self.trace(
+            TraceKind::Result,
+            Some(executed.call.id.clone()),
+            Some(tool_name.clone()),
+            Some(executed.call.arguments.clone()),
+            Some(full),
+            Some(
+                serde_json::to_string(&ResultDetail {
+                    replay_line: replay,
+                })
+                .unwrap_or_default(),
+            ),
+        )
+        .await;
+        if executed.ran() {
+            let id = self.id.clone();
+            let _ = self.services.store.call(move |s| s.add_action(&id)).await;
+        }
+        self.own.push(Message::ToolResult {
+            call_id: executed.call.id.clone(),
+            name: executed.call.name.clone(),
+            content,
+        });
+        let line = CallLine {
+            summary: executed.summary.clone(),
+            disposition,
+        };
+        self.status
+            .call(&self.seat.rest, &self.services.store, &line, limit)
+            .await;
+        exit
+    }
+
+    /// How long a result may be before it enters as a view: a fixed share
+    /// of the ceiling, at most a fixed size (§3.8).
+    fn view_limit(&self) -> usize {
+        let share = (self.seat.agent.limits.turn_ceiling_tokens as usize) * 4 / 10;
+        share.clamp(1_000, VIEW_MAX_CHARS)
+    }
+
+    /// Before each completion: over the ceiling, results the model already
+    /// read are replaced by one-line stand-ins with their reference, largest
+    /// first, until the context is well under it; a turn still over ends
+    /// (§3.8).
+    fn relieve_pressure(&mut self) -> Option<Exit> {
+        let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
+        let used = |turn: &Self| -> u64 {
+            estimate(&turn.seat.system_prompt)
+                + turn
+                    .window
+                    .iter()
+                    .chain(turn.own.iter())
+                    .map(message_cost)
+                    .sum::<u64>()
+        };
+        if used(self) <= ceiling {
+            return None;
+        }
+        let target = ceiling * 7 / 10;
+        let mut order: Vec<(usize, u64)> = self
+            .own
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| match m {
+                Message::ToolResult { content, .. } if !content.starts_with("[Stand-in") => {
+                    Some((i, estimate(content)))
+                }
+                _ => None,
+            })
+            .collect();
+        order.sort_by_key(|entry| std::cmp::Reverse(entry.1));
+        let now = chrono::Utc::now().timestamp_millis();
+        for (index, _) in order {
+            if used(self) <= target {
+                break;
+            }
+            if let Message::ToolResult { name, content, .. } = &self.own[index] {
+                let reference = self.views.keep(name, content, now);
+                let size = content.chars().count();
+                let stand_in = format!(
+                    "[Stand-in: a result of {name}, {size} characters, already read. results::read with reference \"{reference}\" reads it again.]"
+                );
+                if let Message::ToolResult { content, .. } = &mut self.own[index] {
+                    *content = stand_in;
+                }
+            }
+        }
+        (used(self) > ceiling).then_some(Exit::CeilingExceeded)
+    }
+
+    async fn record_completion(&self, completion: &Completion) {
+        self.add_usage(&completion.usage).await;
+        let detail = CompletionDetail {
+            calls: completion
+                .tool_calls
+                .iter()
+                .map(|c| RecordedCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect(),
+        };
+        let mut detail = serde_json::to_value(&detail).unwrap_or_default();
+        detail["usage"] = json!({
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "cached_prompt_tokens": completion.usage.cached_prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+            "estimated": completion.usage_estimated,
+        });
+        detail["upstream"] = json!(completion.upstream);
+        detail["finish"] = json!(format!("{:?}", completion.finish));
+        self.trace(
+            TraceKind::Completion,
+            None,
+            None,
+            None,
+            Some(completion.text.clone()),
+            Some(detail.to_string()),
+        )
+        .await;
+    }
+
+    async fn add_usage(&self, usage: &crate::inference::Usage) {
+        let (id, usage) = (self.id.clone(), *usage);
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.add_usage(&id, &usage))
+            .await
+        {
+            warn!(%error, "could not record the turn's usage");
+        }
+    }
+
+    async fn trace(
+        &self,
+        kind: TraceKind,
+        call_id: Option<String>,
+        tool: Option<String>,
+        arguments: Option<String>,
+        content: Option<String>,
+        detail: Option<String>,
+    ) {
+        let event = TurnEvent {
+            turn_id: self.id.clone(),
+            seq: 0,
+            at: chrono::Utc::now().timestamp_millis(),
+            kind,
+            call_id,
+            tool,
+            arguments,
+            content,
+            detail,
+        };
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.append_event(&event))
+            .await
+        {
+            warn!(%error, "could not record the turn's trace");
+        }
+    }
+
+    /// Records the end, posts the notice an exit owes, closes the status
+    /// post, and consumes or returns what the turn took (§5.2).
+    async fn end(&mut self, exit: &Exit) -> bool {
+        let _ = self.typing.send(false);
+        self.start.fold.close();
+        let limit = self.services.post_limit.get();
+        let ending = match exit {
+            Exit::Completed => Ending::Completed,
+            other => Ending::Other(format!("Ended: {}", other.kind().replace('_', " "))),
+        };
+        self.status
+            .close(&self.seat.rest, &self.services.store, &ending, limit)
+            .await;
+        if let Some(notice) = exit.notice() {
+            let post = NewPost {
+                channel_id: self.start.channel_id.clone(),
+                message: notice,
+                props: json!({ROLE_PROP: "notice", TURN_PROP: self.id})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                ..NewPost::default()
+            };
+            if let Err(error) = self.seat.rest.create_post(&post).await {
+                warn!(%error, turn = %self.id, "could not post the turn's notice");
+            }
+        }
+        let progress = exit.allows_progress();
+        let end = TurnEnd {
+            exit_kind: exit.kind().to_string(),
+            ended_at: chrono::Utc::now().timestamp_millis(),
+            ended_by: None,
+            context_reach_post_id: self.window_reach.clone(),
+        };
+        let id = self.id.clone();
+        let (agent, channel) = (self.start.agent.clone(), self.start.channel_id.clone());
+        let started: Vec<(String, Millis)> = self
+            .start
+            .answers
+            .iter()
+            .map(|(p, _)| (p.id.clone(), p.created_at))
+            .collect();
+        let recorded = self
+            .services
+            .store
+            .call(move |s| {
+                s.end_turn(&id, &end)?;
+                if progress {
+                    s.consume_taken(&id)
+                } else {
+                    // A failure returns what it took and queues the post that
+                    // started it, so nothing it answered is lost (§5.2).
+                    s.return_taken(&id)?;
+                    for (post, at) in &started {
+                        s.enqueue(&agent, &channel, post, *at)?;
+                    }
+                    Ok(())
+                }
+            })
+            .await;
+        if let Err(error) = recorded {
+            warn!(%error, turn = %self.id, "could not record the turn's end");
+        }
+        info!(turn = %self.id, exit = exit.kind(), "turn ended");
+        progress
+    }
+}

@@ -1,0 +1,112 @@
+//! The status post (§8.1): created at the turn's first tool call, edited in
+//! place as calls land, closed with how long the turn ran. It is posted
+//! under the agent's account and carries its role in its props, so the
+//! store records it as a status post however its event races the answer.
+
+use std::time::Instant;
+
+use mattermost_wire::model::NewPost;
+use serde_json::json;
+use tracing::warn;
+
+use crate::chat::Rest;
+use crate::chat::directory::{ROLE_PROP, TURN_PROP};
+use crate::status::{self, CallLine, Ending};
+use crate::store::StoreHandle;
+
+pub struct StatusPost {
+    turn_id: String,
+    channel_id: String,
+    post_id: Option<String>,
+    lines: Vec<String>,
+    started: Instant,
+}
+
+impl StatusPost {
+    pub fn new(turn_id: &str, channel_id: &str) -> Self {
+        Self {
+            turn_id: turn_id.to_string(),
+            channel_id: channel_id.to_string(),
+            post_id: None,
+            lines: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn exists(&self) -> bool {
+        self.post_id.is_some()
+    }
+
+    /// Appends a call's line and shows it.
+    pub async fn call(&mut self, rest: &Rest, store: &StoreHandle, line: &CallLine, limit: usize) {
+        self.lines.push(status::render_call(line));
+        self.show(rest, store, None, limit).await;
+    }
+
+    /// Appends one of the framework's notes (interim text, a fold, a
+    /// drain's reach) and shows it when the post exists or `open` asks.
+    pub async fn note(
+        &mut self,
+        rest: &Rest,
+        store: &StoreHandle,
+        note: &str,
+        open: bool,
+        limit: usize,
+    ) {
+        self.lines.push(note.to_string());
+        if open || self.exists() {
+            self.show(rest, store, None, limit).await;
+        }
+    }
+
+    /// The closing line, where the post exists (a turn that called no tool
+    /// leaves nothing but its reply, §8.1).
+    pub async fn close(&mut self, rest: &Rest, store: &StoreHandle, ending: &Ending, limit: usize) {
+        if !self.exists() {
+            return;
+        }
+        let closing = status::render_ending(ending, self.started.elapsed());
+        self.show(rest, store, Some(&closing), limit).await;
+    }
+
+    async fn show(
+        &mut self,
+        rest: &Rest,
+        store: &StoreHandle,
+        closing: Option<&str>,
+        limit: usize,
+    ) {
+        let body = status::render_body(&self.lines, closing, limit);
+        match &self.post_id {
+            Some(id) => {
+                if let Err(error) = rest.edit_post(id, &body).await {
+                    warn!(%error, turn = %self.turn_id, "could not edit the status post");
+                }
+            }
+            None => {
+                let post = NewPost {
+                    channel_id: self.channel_id.clone(),
+                    message: body,
+                    props: json!({ROLE_PROP: "status", TURN_PROP: self.turn_id})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                    ..NewPost::default()
+                };
+                match rest.create_post(&post).await {
+                    Ok(created) => {
+                        let (turn, id) = (self.turn_id.clone(), created.id.clone());
+                        if let Err(error) = store.call(move |s| s.set_status_post(&turn, &id)).await
+                        {
+                            warn!(%error, "could not record the status post");
+                        }
+                        self.post_id = Some(created.id);
+                    }
+                    Err(error) => {
+                        warn!(%error, turn = %self.turn_id, "could not create the status post")
+                    }
+                }
+            }
+        }
+    }
+}

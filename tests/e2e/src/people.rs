@@ -1,0 +1,179 @@
+//! Acting as the people in a scenario: creating them, posting as them
+//! through the simulator's test API, and waiting for what the channel shows.
+
+use collegium_control::chat::Rest;
+use mattermost_wire::model::{Channel, Post};
+use serde_json::{Value, json};
+
+use crate::Harness;
+
+impl Harness {
+    fn sim(&self, path: &str) -> String {
+        format!("{}/_sim/{path}", self.mattermost.url)
+    }
+
+    async fn sim_post(&self, path: &str, body: Value) -> Value {
+        let response = reqwest::Client::new()
+            .post(self.sim(path))
+            .json(&body)
+            .send()
+            .await
+            .expect("simulator");
+        let status = response.status();
+        let value: Value = response.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "{path}: {status} {value}");
+        value
+    }
+
+    /// A person on the team, a member of `channels` (by name).
+    pub async fn person(&self, username: &str, channels: &[&str]) -> String {
+        let user = self.sim_post("users", json!({"username": username})).await;
+        let user_id = user["id"].as_str().expect("id").to_string();
+        let team = self.team().await;
+        let _: Value = self
+            .admin
+            .post(
+                &format!("teams/{}/members", team.id),
+                &json!({"team_id": team.id, "user_id": user_id}),
+            )
+            .await
+            .expect("team member");
+        for name in channels {
+            let channel = self.channel(name).await;
+            let _: Value = self
+                .admin
+                .post(
+                    &format!("channels/{}/members", channel.id),
+                    &json!({"user_id": user_id}),
+                )
+                .await
+                .expect("channel member");
+        }
+        user_id
+    }
+
+    /// Adds a user (a person or an agent's bot) to a channel, as a person
+    /// does in the client.
+    pub async fn join(&self, username: &str, channel: &str) {
+        let (user, channel) = (self.user(username).await, self.channel(channel).await);
+        let _: Value = self
+            .admin
+            .post(
+                &format!("channels/{}/members", channel.id),
+                &json!({"user_id": user.id}),
+            )
+            .await
+            .expect("channel member");
+    }
+
+    /// A configured channel, by name.
+    pub async fn channel(&self, name: &str) -> Channel {
+        let team = self.team().await;
+        self.admin
+            .channel_by_name(&team.id, name)
+            .await
+            .expect("lookup")
+            .unwrap_or_else(|| panic!("no channel ~{name}"))
+    }
+
+    /// A session as `username`.
+    pub async fn session(&self, username: &str) -> Rest {
+        let login = self.sim_post("login", json!({"as": username})).await;
+        Rest::new(&self.mattermost.url)
+            .expect("client")
+            .with_token(login["token"].as_str().expect("token"))
+    }
+
+    /// The direct message between a person and an agent.
+    pub async fn dm(&self, person: &str, agent: &str) -> String {
+        let (a, b) = (self.user(person).await, self.user(agent).await);
+        let channel: Channel = self
+            .session(person)
+            .await
+            .post("channels/direct", &json!([a.id, b.id]))
+            .await
+            .expect("direct channel");
+        channel.id
+    }
+
+    /// Posts as `username`.
+    pub async fn say(&self, username: &str, channel_id: &str, message: &str) -> Post {
+        let post = self
+            .sim_post(
+                "post",
+                json!({"as": username, "channel_id": channel_id, "message": message}),
+            )
+            .await;
+        serde_json::from_value(post).expect("post")
+    }
+
+    /// Waits for a post by `username` in the channel containing `contains`,
+    /// made after `since` (ms).
+    pub async fn wait_post(
+        &self,
+        channel_id: &str,
+        username: &str,
+        contains: &str,
+        since: i64,
+    ) -> Post {
+        let found = self
+            .sim_post(
+                "wait",
+                json!({"kind": "post", "channel_id": channel_id, "user": username,
+                       "contains": contains, "since": since, "timeout_ms": 30_000}),
+            )
+            .await;
+        serde_json::from_value(found).expect("post")
+    }
+
+    /// Waits for a post's message to be edited to contain `contains`.
+    pub async fn wait_edit(&self, post_id: &str, contains: &str) -> Post {
+        let found = self
+            .sim_post(
+                "wait",
+                json!({"kind": "edited", "post_id": post_id, "contains": contains, "timeout_ms": 30_000}),
+            )
+            .await;
+        serde_json::from_value(found).expect("post")
+    }
+
+    /// Waits for `username`'s reaction on a post.
+    pub async fn wait_reaction(&self, post_id: &str, username: &str, emoji: &str) {
+        self.sim_post(
+            "wait",
+            json!({"kind": "reaction", "post_id": post_id, "user": username, "emoji": emoji,
+                   "timeout_ms": 30_000}),
+        )
+        .await;
+    }
+
+    /// Every post in a channel, oldest first, as the admin reads it.
+    pub async fn posts(&self, channel_id: &str) -> Vec<Post> {
+        let list: mattermost_wire::model::PostList = self
+            .admin
+            .get(&format!("channels/{channel_id}/posts?per_page=200"))
+            .await
+            .expect("posts");
+        let mut posts: Vec<Post> = list.ordered().cloned().collect();
+        posts.reverse();
+        posts
+    }
+
+    /// Drops every socket, as a network blip would.
+    pub async fn blip(&self) {
+        self.sim_post("ws/drop", json!({})).await;
+    }
+
+    /// Makes the next event to `username`'s sockets skip a sequence number.
+    pub async fn skip_seq(&self, username: &str) {
+        self.sim_post("ws/skip-seq", json!({"as": username})).await;
+    }
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,431 @@
+//! Turns end to end (§3.3, §3.10, §4.4, §4.5, §5.1, §5.2, §8.1, §8.2): a
+//! person posts in the simulated Mattermost, the real daemon takes the turn
+//! against the scripted model, and the scenario asserts what the channel
+//! shows and what the store holds.
+
+use collegium_control::store::Store;
+use e2e::Harness;
+use e2e::people::now_ms;
+use model_sim::script::{Scripted, ScriptedCall};
+use serde_json::{Value, json};
+
+fn reply(text: &str) -> Scripted {
+    Scripted {
+        text: Some(text.into()),
+        ..Default::default()
+    }
+}
+
+fn store(h: &Harness) -> Store {
+    Store::open(&h.state_dir().join("collegium.db")).expect("store")
+}
+
+/// A provisioned deployment with its daemon listening, debounce off unless
+/// a scenario sets it.
+async fn running(limits: &str) -> (Harness, e2e::Daemon) {
+    let h = Harness::start().await;
+    h.limits(limits);
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon)
+}
+
+/// The requests that reached the model for turns (the boot probe aside).
+fn turn_requests(h: &Harness) -> Vec<Value> {
+    h.model
+        .sim
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
+        .collect()
+}
+
+fn last_user_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_3_a_person_in_a_direct_message_gets_one_reply_and_the_turn_is_recorded() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![Scripted {
+            text: Some("Hello Ana, the answer is 42.".into()),
+            usage: Some(model_sim::script::Usage {
+                prompt_tokens: 900,
+                completion_tokens: 12,
+                cached_tokens: 300,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &dm, "what is the answer?").await;
+    let answer = h.wait_post(&dm, "mira", "the answer is 42", since).await;
+    assert_eq!(answer.props["collegium_role"], "reply");
+
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 1, "one completion");
+    let system = requests[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(system.contains("You research."), "the agent's prompt leads");
+    let framework = last_user_text(&requests[0]);
+    assert!(framework.starts_with("[Framework message."), "{framework}");
+    assert!(
+        framework.contains(&format!("post {} by ana (person)", asked.id)),
+        "{framework}"
+    );
+    assert!(
+        framework.contains("Channel: a direct message"),
+        "{framework}"
+    );
+
+    // Nothing but the reply: a turn that called no tool leaves no status post.
+    let posts = h.posts(&dm).await;
+    assert_eq!(posts.len(), 2, "{posts:#?}");
+
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let store = store(&h);
+    let turn = store
+        .last_turn("mira", &dm)
+        .expect("query")
+        .expect("a turn");
+    assert_eq!(turn.exit_kind.as_deref(), Some("completed"));
+    assert_eq!(
+        turn.prompt_tokens, 900,
+        "usage written after the completion"
+    );
+    assert_eq!(turn.cached_prompt_tokens, 300);
+    let answers = store.answers(&turn.id).expect("answers");
+    assert_eq!(answers, [(asked.id.clone(), "start".to_string())]);
+    let recorded = store
+        .post(&answer.id)
+        .expect("query")
+        .expect("the reply is recorded");
+    assert_eq!(recorded.role.as_str(), "reply");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_10_a_mention_required_channel_starts_a_turn_only_for_a_mention() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model
+        .sim
+        .script("demo-model", vec![reply("On it: the report is attached.")]);
+    let since = now_ms() - 1;
+    h.say("ana", &research, "morning all, nothing for the agents")
+        .await;
+    let mention = h
+        .say("ana", &research, "@mira please summarise the report")
+        .await;
+    h.wait_post(&research, "mira", "the report is attached", since)
+        .await;
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 1, "only the mention started a turn");
+    let framework = last_user_text(&requests[0]);
+    assert!(framework.contains(&format!("post {} by ana (person)", mention.id)));
+    assert!(
+        framework.contains("\"Mira please summarise the report\""),
+        "an agent's mention is shown by name, not as a mention: {framework}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_5_a_post_addressing_two_agents_gets_one_correction_and_no_turn() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    let since = now_ms() - 1;
+    h.say(
+        "ana",
+        &square,
+        "@mira @theo can one of you check the mailbox?",
+    )
+    .await;
+    let correction = h.wait_post(&square, "collegium", "addressed", since).await;
+    assert!(
+        correction.message.contains("Mira and Theo the Operator"),
+        "{}",
+        correction.message
+    );
+    assert!(
+        correction.message.contains("`@mira`") && !correction.message.contains(" @mira"),
+        "the example handle is in code, so the correction addresses no one: {}",
+        correction.message
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(turn_requests(&h).is_empty(), "no turn started");
+    let store = store(&h);
+    assert!(
+        store.queued("mira", &square).expect("queue").is_empty(),
+        "nothing queued"
+    );
+    assert!(store.queued("theo", &square).expect("queue").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_2_a_busy_agent_queues_with_eyes_and_the_drain_answers_the_newest_person() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("cy", &["research"]).await;
+    h.person("ana", &["research"]).await;
+    h.person("bo", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("First answer for cy.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("Drained answer."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("cy", &research, "@mira first question").await;
+    // Wait for the first completion to be in flight.
+    for _ in 0..100 {
+        if !turn_requests(&h).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let bo = h.say("bo", &research, "@mira a question from bo").await;
+    let ana = h.say("ana", &research, "@mira and another from ana").await;
+    h.wait_reaction(&bo.id, "mira", "eyes").await;
+    h.wait_reaction(&ana.id, "mira", "eyes").await;
+    h.model.sim.release("first");
+    h.wait_post(&research, "mira", "First answer", since).await;
+    h.wait_post(&research, "mira", "Drained answer", since)
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let store = store(&h);
+    let turn = store
+        .last_turn("mira", &research)
+        .expect("query")
+        .expect("turn");
+    assert_eq!(
+        turn.exit_kind.as_deref(),
+        Some("completed"),
+        "the drain turn completed"
+    );
+    let answers: Vec<String> = store
+        .answers(&turn.id)
+        .expect("answers")
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert!(
+        answers.contains(&bo.id) && answers.contains(&ana.id),
+        "one turn took both: {answers:?}"
+    );
+    assert!(
+        store.queued("mira", &research).expect("queue").is_empty(),
+        "consumed on progress"
+    );
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 2, "ten fragments become one turn, here two");
+    let drained = last_user_text(&requests[1]);
+    assert!(
+        drained.contains(&bo.id) && drained.contains(&ana.id),
+        "{drained}"
+    );
+    let conn = rusqlite_answer(&h, &turn.id);
+    assert_eq!(
+        conn, ana.id,
+        "the drain answers the newest person who addressed the agent"
+    );
+}
+
+/// The post a turn answers, read from the store file.
+fn rusqlite_answer(h: &Harness, turn_id: &str) -> String {
+    let output = std::process::Command::new("sqlite3")
+        .arg(h.state_dir().join("collegium.db"))
+        .arg(format!(
+            "SELECT answers_post_id FROM turns WHERE id = '{turn_id}'"
+        ))
+        .output();
+    match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        _ => panic!("sqlite3 is needed to read the store"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_1_tool_calls_open_one_status_post_edited_in_place() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("Checking the time for @theo.".into()),
+                tool_calls: vec![ScriptedCall {
+                    name: "builtins__now".into(),
+                    arguments: json!({}),
+                    raw_arguments: None,
+                }],
+                ..Default::default()
+            },
+            Scripted {
+                tool_calls: vec![ScriptedCall {
+                    name: "now".into(),
+                    arguments: json!({"zone": "utc"}),
+                    raw_arguments: None,
+                }],
+                ..Default::default()
+            },
+            reply("It is the afternoon."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &research, "@mira what time is it?").await;
+    h.wait_post(&research, "mira", "It is the afternoon.", since)
+        .await;
+    let posts = h.posts(&research).await;
+    let status: Vec<_> = posts
+        .iter()
+        .filter(|p| p.props.get("collegium_role") == Some(&json!("status")))
+        .collect();
+    assert_eq!(status.len(), 1, "one status post per turn: {posts:#?}");
+    let closed = h.wait_edit(&status[0].id, "Done in").await;
+    let body = &closed.message;
+    assert!(
+        body.contains("💬 Checking the time for Theo the Operator."),
+        "interim text, mention stripped: {body}"
+    );
+    assert!(
+        body.contains("• builtins::now (×2)"),
+        "identical lines collapse: {body}"
+    );
+    assert!(body.contains("Done in"), "closing line: {body}");
+    let requests = turn_requests(&h);
+    let third = requests.last().expect("the last completion");
+    let results: Vec<&str> = third["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(results.len(), 2, "{third:#?}");
+    assert!(
+        results[1].contains("[Ignored: zone"),
+        "an undeclared argument is ignored and said: {}",
+        results[1]
+    );
+}
+
+/// Waits until `n` turn completions have reached the model.
+async fn completions_reach(h: &Harness, n: usize) {
+    for _ in 0..200 {
+        if turn_requests(h).len() >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("{n} completions never reached the model");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_4_a_fragment_during_the_first_call_is_absorbed_and_the_turn_starts_over() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("An answer that saw only the first sentence.".into()),
+                hold: Some("first-call".into()),
+                ..Default::default()
+            },
+            reply("The report with its appendix, as asked."),
+        ],
+    );
+    let since = now_ms() - 1;
+    let start = h
+        .say("ana", &research, "@mira please send me the report")
+        .await;
+    completions_reach(&h, 1).await;
+    let fragment = h.say("ana", &research, "with the appendix too").await;
+    h.wait_post(&research, "mira", "with its appendix", since)
+        .await;
+    h.model.sim.release("first-call");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let replies: Vec<_> = h
+        .posts(&research)
+        .await
+        .into_iter()
+        .filter(|p| p.props.get("collegium_role") == Some(&json!("reply")))
+        .collect();
+    assert_eq!(
+        replies.len(),
+        1,
+        "the discarded completion is never posted: {replies:#?}"
+    );
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 2, "one completion discarded, one answered");
+    let framework = last_user_text(&requests[1]);
+    assert!(
+        framework.contains(&start.id) && framework.contains(&fragment.id),
+        "{framework}"
+    );
+    let store = store(&h);
+    let turn = store
+        .last_turn("mira", &research)
+        .expect("query")
+        .expect("turn");
+    let answers = store.answers(&turn.id).expect("answers");
+    assert!(
+        answers.contains(&(fragment.id.clone(), "fold".to_string())),
+        "{answers:?}"
+    );
+    assert!(
+        store
+            .turn_events(&turn.id)
+            .expect("trace")
+            .iter()
+            .any(|e| e.kind.as_str() == "fold"),
+        "the fold is in the trace"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_4_the_debounce_window_folds_a_persons_fragments_into_one_turn() {
+    let (h, _daemon) = running("debounce_window_ms = 700\ndebounce_ceiling_ms = 5000").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model
+        .sim
+        .script("demo-model", vec![reply("One answer to all three.")]);
+    let since = now_ms() - 1;
+    let first = h.say("ana", &dm, "hi").await;
+    let second = h.say("ana", &dm, "about the invoice").await;
+    let third = h.say("ana", &dm, "from March").await;
+    h.wait_post(&dm, "mira", "One answer", since).await;
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 1, "three fragments, one turn");
+    let framework = last_user_text(&requests[0]);
+    for post in [&first, &second, &third] {
+        assert!(framework.contains(&post.id), "{framework}");
+    }
+}
