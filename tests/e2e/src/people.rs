@@ -159,6 +159,41 @@ impl Harness {
         posts
     }
 
+    /// The REST requests the server has served, as `METHOD /api/v4/path`.
+    pub async fn served(&self) -> Vec<String> {
+        reqwest::get(self.sim("requests"))
+            .await
+            .expect("simulator")
+            .json()
+            .await
+            .expect("requests")
+    }
+
+    /// Forgets the requests served so far.
+    pub async fn forget_served(&self) {
+        reqwest::Client::new()
+            .delete(self.sim("requests"))
+            .send()
+            .await
+            .expect("simulator");
+    }
+
+    /// Pins or unpins a post, as a person does in the client.
+    pub async fn pin(&self, post_id: &str, pinned: bool) {
+        self.sim_post("pin", json!({"post_id": post_id, "pinned": pinned}))
+            .await;
+    }
+
+    /// Edits a post as its author.
+    pub async fn edit(&self, username: &str, post_id: &str, message: &str) {
+        let _: Post = self
+            .session(username)
+            .await
+            .edit_post(post_id, message)
+            .await
+            .expect("edit");
+    }
+
     /// Drops every socket, as a network blip would.
     pub async fn blip(&self) {
         self.sim_post("ws/drop", json!({})).await;

@@ -42,6 +42,7 @@ pub fn routes() -> Router<AppState> {
         .route("/_sim/faults", post(add_faults).delete(clear_faults))
         .route("/_sim/outgoing", get(outgoing).delete(clear_outgoing))
         .route("/_sim/clock", post(clock))
+        .route("/_sim/requests", get(requests).delete(clear_requests))
 }
 
 fn user_id_of(sim: &AppState, username: &str) -> ApiResult<String> {
@@ -620,6 +621,7 @@ pub async fn faults(
         .to_string();
     let fault = {
         let mut transient = sim.transient();
+        transient.requests.push(format!("{method} {path}"));
         let index = transient.faults.iter().position(|f| {
             (f.method == "*" || f.method.eq_ignore_ascii_case(&method))
                 && path.starts_with(&f.path_prefix)
@@ -650,4 +652,14 @@ pub async fn faults(
         }
     }
     next.run(request).await
+}
+
+/// The REST requests served so far, as `METHOD /api/v4/path`.
+async fn requests(State(sim): State<AppState>) -> Json<Value> {
+    Json(json!(sim.transient().requests.clone()))
+}
+
+async fn clear_requests(State(sim): State<AppState>) -> Json<Value> {
+    sim.transient().requests.clear();
+    Json(json!({"status": "OK"}))
 }

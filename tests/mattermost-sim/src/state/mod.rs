@@ -67,6 +67,9 @@ pub struct Transient {
     pub dialogs: HashMap<String, Vec<OpenDialogRequest>>,
     pub outgoing: Vec<OutgoingRecord>,
     pub faults: Vec<Fault>,
+    /// Every REST request served, as `METHOD /api/v4/path`, oldest first:
+    /// tests prove what a client did not ask.
+    pub requests: Vec<String>,
 }
 
 pub struct Sim {
