@@ -567,9 +567,17 @@ impl<'a> Turn<'a> {
                 .note(&self.seat.rest, &self.services.store, &note, true, limit)
                 .await;
         }
+        let sent_back = completion
+            .tool_calls
+            .iter()
+            .map(|c| crate::inference::ToolCall {
+                arguments: crate::context::window::sendable_arguments(&c.arguments),
+                ..c.clone()
+            })
+            .collect();
         self.own.push(Message::Assistant(AssistantMessage {
             text: completion.text.clone(),
-            tool_calls: completion.tool_calls.clone(),
+            tool_calls: sent_back,
             reasoning: completion.reasoning.clone(),
         }));
         let planned: Vec<calls::Planned> = completion

@@ -349,7 +349,7 @@ fn trace_units(events: &[TurnEvent]) -> Vec<Unit> {
                 .map(|c| ToolCall {
                     id: c.id.clone(),
                     name: c.name.clone(),
-                    arguments: c.arguments.clone(),
+                    arguments: sendable_arguments(&c.arguments),
                 })
                 .collect(),
             reasoning: None,
@@ -377,6 +377,18 @@ fn trace_units(events: &[TurnEvent]) -> Vec<Unit> {
     }
     units.sort_by_key(|u| u.at);
     units
+}
+
+/// A call's arguments as they go back to the provider: as recorded when
+/// they are JSON, else an empty object. The provider's raw text is never
+/// read back (§7.2), and a provider that wants an object would refuse it;
+/// the trace keeps the exact bytes.
+pub fn sendable_arguments(arguments: &str) -> String {
+    if serde_json::from_str::<serde_json::Value>(arguments).is_ok() {
+        arguments.to_string()
+    } else {
+        "{}".to_string()
+    }
 }
 
 /// What a later turn reads in place of a result (§3.8).
