@@ -105,6 +105,17 @@ impl Store {
     }
 
     /// The SQLite journal mode in force (`wal` once opened).
+    /// Runs `f` inside one transaction: bulk loads (benchmarks, imports)
+    /// pay one commit instead of one per row.
+    pub fn bulk<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let began = self.conn.execute_batch("BEGIN").is_ok();
+        let out = f(self);
+        if began {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+        out
+    }
+
     pub fn journal_mode(&self) -> Result<String, StoreError> {
         Ok(self
             .conn

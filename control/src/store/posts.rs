@@ -54,7 +54,7 @@ impl Store {
     /// backfill overlapping the socket) is left as first recorded. Returns
     /// whether it was new.
     pub fn record_post(&mut self, post: &ObservedPost) -> Result<bool, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.savepoint()?;
         let inserted = tx.execute(
             "INSERT INTO posts (id, channel_id, author_id, author_name, author_kind, created_at,
                                 message, props, role, turn_id, pinned, observed_at, observed_via)
@@ -243,10 +243,42 @@ impl Store {
             .query_map(values, read_post)?
             .collect::<Result<_, _>>()?;
         drop(statement);
-        for post in &mut posts {
-            post.files = self.files_of(&post.id)?;
-        }
+        self.attach_files(&mut posts)?;
         Ok(posts)
+    }
+
+    /// Fills in the files of a page of posts with one query per page, not
+    /// one per post: the window reads pages of this (§3.8).
+    fn attach_files(&self, posts: &mut [ObservedPost]) -> Result<(), StoreError> {
+        if posts.is_empty() {
+            return Ok(());
+        }
+        let placeholders = vec!["?"; posts.len()].join(", ");
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT post_id, file_id, name, mime_type, size FROM post_files
+             WHERE post_id IN ({placeholders}) ORDER BY rowid"
+        ))?;
+        let ids: Vec<&str> = posts.iter().map(|p| p.id.as_str()).collect();
+        let mut files: std::collections::HashMap<String, Vec<PostFile>> = Default::default();
+        let rows = statement.query_map(rusqlite::params_from_iter(ids), |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                PostFile {
+                    file_id: row.get(1)?,
+                    name: row.get(2)?,
+                    mime_type: row.get(3)?,
+                    size: row.get(4)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (post, file) = row?;
+            files.entry(post).or_default().push(file);
+        }
+        for post in posts {
+            post.files = files.remove(&post.id).unwrap_or_default();
+        }
+        Ok(())
     }
 
     /// The newest recorded post of a channel, by time then id: where backfill

@@ -102,8 +102,15 @@ pub fn build(store: &Store, request: &WindowRequest<'_>) -> Result<Window, Store
     let mut admitted: Vec<Unit> = Vec::new();
     let mut total = 0u64;
     let mut anchored = false;
+    // With no previous start to hold, the walk goes no further than the
+    // share a fresh window is built to.
+    let reach_limit = if request.anchor.is_some() {
+        request.budget_tokens
+    } else {
+        share
+    };
     while let Some(unit) = walk.next()? {
-        if total + unit.cost > request.budget_tokens {
+        if total + unit.cost > reach_limit {
             break;
         }
         total += unit.cost;
