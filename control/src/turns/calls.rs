@@ -312,7 +312,9 @@ async fn run_worker(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let dispatch = Dispatch {
-        call_id: call.id.clone(),
+        // Providers number calls per completion, so their ids repeat across
+        // turns; the worker's record needs one unique across the store.
+        call_id: format!("{}/{}", scope.turn_id, call.id),
         turn_id: scope.turn_id.to_string(),
         agent: scope.seat.agent.username.clone(),
         tool: tool.tool.clone(),

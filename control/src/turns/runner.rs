@@ -171,6 +171,8 @@ struct Turn<'a> {
     time_limit_cuts: u32,
     typing: watch::Sender<bool>,
     completions: u32,
+    /// Call ids used in this turn.
+    call_ids: BTreeSet<String>,
 }
 
 impl<'a> Turn<'a> {
@@ -195,6 +197,7 @@ impl<'a> Turn<'a> {
             time_limit_cuts: 0,
             typing,
             completions: 0,
+            call_ids: BTreeSet::new(),
         }
     }
 
@@ -313,8 +316,37 @@ impl<'a> Turn<'a> {
             .call(move |s| s.record_assembly(&id, now, reach.as_deref(), charged))
             .await?;
         self.window_reach = assembled.window.reach.clone();
+        let unreached = self.unreached_by_drain(&assembled.window);
         self.window = assembled.messages;
+        if let Some(note) = unreached {
+            let limit = self.services.post_limit.get();
+            self.status
+                .note(&self.seat.rest, &self.services.store, &note, true, limit)
+                .await;
+        }
         Ok(())
+    }
+
+    /// A drain whose window could not reach back to the earliest post it
+    /// answers says how far back context reached (§5.2): detection, not
+    /// prevention. Stated once, at the first assembly.
+    fn unreached_by_drain(&self, window: &crate::context::window::Window) -> Option<String> {
+        if self.start.cause != TurnCause::Drain || self.completions > 0 {
+            return None;
+        }
+        let earliest = self.answers.first()?;
+        if window.post_ids.contains(&earliest.id) {
+            return None;
+        }
+        let reached = window.reach_at.map_or_else(
+            || "no earlier post".to_string(),
+            |at| crate::context::window::local_time(at, self.services.timezone),
+        );
+        Some(format!(
+            "⤒ context reached back to {reached}; the earliest queued post it answers ({}, {}) is older than that",
+            earliest.id,
+            crate::context::window::local_time(earliest.created_at, self.services.timezone)
+        ))
     }
 
     async fn run_loop(&mut self) -> Exit {
@@ -390,7 +422,8 @@ impl<'a> Turn<'a> {
         // The first model call is over: absorption ends (§4.4).
         self.start.fold.close();
         match completed {
-            Ok(completion) => {
+            Ok(mut completion) => {
+                self.unique_call_ids(&mut completion);
                 self.record_completion(&completion).await;
                 Ok(Some(completion))
             }
@@ -399,6 +432,18 @@ impl<'a> Turn<'a> {
                 Err(Exit::Provider("the completion was aborted".into()))
             }
             Err(failure) => Err(Exit::Provider(failure.phrase())),
+        }
+    }
+
+    /// Gives every call of the turn its own id: a provider may number calls
+    /// per completion (or send none), and a result must answer exactly one
+    /// call in the turn and in later windows (§3.8).
+    fn unique_call_ids(&mut self, completion: &mut Completion) {
+        for call in &mut completion.tool_calls {
+            if call.id.is_empty() || self.call_ids.contains(&call.id) {
+                call.id = format!("call-{}-{}", self.completions, self.call_ids.len() + 1);
+            }
+            self.call_ids.insert(call.id.clone());
         }
     }
 

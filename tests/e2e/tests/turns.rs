@@ -429,3 +429,52 @@ async fn s4_4_the_debounce_window_folds_a_persons_fragments_into_one_turn() {
         assert!(framework.contains(&post.id), "{framework}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_2_a_drain_whose_window_cannot_reach_its_earliest_post_says_how_far_it_reached() {
+    let (h, _daemon) = running("debounce_window_ms = 0\ncontext_budget_tokens = 400").await;
+    for person in ["cy", "bo", "ana"] {
+        h.person(person, &["research"]).await;
+    }
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("First answer.".into()),
+                hold: Some("busy".into()),
+                ..Default::default()
+            },
+            reply("Drained, with what the window held."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("cy", &research, "@mira first question").await;
+    completions_reach(&h, 1).await;
+    let early = h.say("bo", &research, "@mira an early request").await;
+    h.wait_reaction(&early.id, "mira", "eyes").await;
+    for i in 0..12 {
+        h.say(
+            "ana",
+            &research,
+            &format!("chatter {i}: {}", "long words ".repeat(20)),
+        )
+        .await;
+    }
+    let late = h.say("ana", &research, "@mira the late request").await;
+    h.wait_reaction(&late.id, "mira", "eyes").await;
+    h.model.sim.release("busy");
+    h.wait_post(&research, "mira", "Drained", since).await;
+    let posts = h.posts(&research).await;
+    let status = posts
+        .iter()
+        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
+        .expect("the drain opens its status post to say so");
+    let body = h.wait_edit(&status.id, "Done in").await.message;
+    assert!(body.contains("context reached back to"), "{body}");
+    assert!(
+        body.contains(&early.id),
+        "names the post it could not reach: {body}"
+    );
+}

@@ -217,10 +217,7 @@ async fn act(
 ) -> Option<(tool_result::Outcome, String)> {
     let text = |key: &str| arguments[key].as_str().unwrap_or_default().to_string();
     match behaviour {
-        Behaviour::Read => Some((
-            success(format!("the value of {}", text("key"))),
-            "read".into(),
-        )),
+        Behaviour::Read => Some((success(read_value(&text("key"))), "read".into())),
         Behaviour::Write => Some((
             success(format!(
                 "wrote {} bytes to {}",
@@ -272,5 +269,19 @@ async fn act(
                 () = events.closed() => None,
             }
         }
+    }
+}
+
+/// The value a key reads: `the value of KEY`, or for a key `repeat:N:TEXT`,
+/// TEXT repeated N times, with each repetition numbered — a long result from a
+/// short call, for the tests of result views (§3.8).
+fn read_value(key: &str) -> String {
+    let repeated = key
+        .strip_prefix("repeat:")
+        .and_then(|rest| rest.split_once(':'))
+        .and_then(|(n, text)| Some((n.parse::<usize>().ok()?, text)));
+    match repeated {
+        Some((times, text)) => (0..times).map(|i| format!("{text} {i:06};")).collect(),
+        None => format!("the value of {key}"),
     }
 }
