@@ -93,6 +93,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         let has = |namespace: &str| tools.iter().any(|t| t.namespace == namespace);
         let prompt = system_prompt(&PromptFacts {
             agent,
+            offered: &tools,
             own_prompt: &own_prompt,
             personality: declared
                 .and_then(|a| a.personality)

@@ -53,6 +53,8 @@ enum Lane {
         posts: Vec<(ObservedPost, &'static str)>,
         generation: u64,
         ceiling: Instant,
+        /// Typing shows while this holds (§8.1).
+        typing: Arc<std::sync::atomic::AtomicBool>,
     },
     Running {
         fold: Arc<FoldGate>,
@@ -128,7 +130,8 @@ impl Lanes {
         if !due {
             return;
         }
-        if let Some(Lane::Debouncing { posts, .. }) = self.lanes.remove(&key) {
+        if let Some(Lane::Debouncing { posts, typing, .. }) = self.lanes.remove(&key) {
+            typing.store(false, std::sync::atomic::Ordering::Relaxed);
             self.start_turn(key, posts, crate::store::TurnCause::Post, None);
         }
     }

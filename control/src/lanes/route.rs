@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mattermost_wire::model::NewPost;
 use serde_json::json;
@@ -106,7 +107,7 @@ impl Lanes {
                 if debounce {
                     let ceiling = Instant::now() + self.debounce_ceiling();
                     let generation = self.arm(&key, ceiling);
-                    self.typing(&key);
+                    let typing = self.typing(&key);
                     self.lanes.insert(
                         key,
                         Lane::Debouncing {
@@ -114,6 +115,7 @@ impl Lanes {
                             posts: vec![(post, "start")],
                             generation,
                             ceiling,
+                            typing,
                         },
                     );
                 } else {
@@ -215,18 +217,25 @@ impl Lanes {
         }
     }
 
-    /// Shows the agent typing through the §4.4 window (§8.1).
-    fn typing(&self, key: &LaneKey) {
+    /// Shows the agent typing through the §4.4 window (§8.1), re-sent so
+    /// the client keeps showing it, until the returned flag is cleared.
+    fn typing(&self, key: &LaneKey) -> Arc<AtomicBool> {
+        let on = Arc::new(AtomicBool::new(true));
         if let Some(seat) = self.services.seat(&key.agent) {
             let (rest, user, channel) = (
                 seat.rest.clone(),
                 seat.user_id.clone(),
                 key.channel_id.clone(),
             );
+            let flag = on.clone();
             tokio::spawn(async move {
-                let _ = rest.typing(&user, &channel).await;
+                while flag.load(Ordering::Relaxed) {
+                    let _ = rest.typing(&user, &channel).await;
+                    tokio::time::sleep(runner::TYPING_EVERY).await;
+                }
             });
         }
+        on
     }
 
     /// The system bot's correction for a person's post that addressed

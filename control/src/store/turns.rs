@@ -89,6 +89,8 @@ pub struct TurnRecord {
     pub ended_at: Option<Millis>,
     pub exit_kind: Option<String>,
     pub context_reach_post_id: Option<String>,
+    /// The post the turn answers (§5.2).
+    pub answers_post_id: Option<String>,
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub cached_prompt_tokens: i64,
@@ -293,7 +295,7 @@ impl Store {
     ) -> Result<Vec<TurnRecord>, StoreError> {
         let mut statement = self.conn.prepare_cached(&format!(
             "SELECT id, agent, channel_id, started_at, ended_at, exit_kind, context_reach_post_id,
-                    prompt_tokens, completion_tokens, cached_prompt_tokens
+                    prompt_tokens, completion_tokens, cached_prompt_tokens, answers_post_id
              FROM turns WHERE {clause}"
         ))?;
         let rows = statement
@@ -309,6 +311,7 @@ impl Store {
                     prompt_tokens: row.get(7)?,
                     completion_tokens: row.get(8)?,
                     cached_prompt_tokens: row.get(9)?,
+                    answers_post_id: row.get(10)?,
                 })
             })?
             .collect::<Result<_, _>>()?;

@@ -5,6 +5,7 @@
 
 pub mod fixture;
 pub mod people;
+pub mod scenario;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

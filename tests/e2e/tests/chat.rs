@@ -5,50 +5,10 @@
 
 use std::time::Duration;
 
-use collegium_control::store::Store;
 use e2e::Harness;
 use e2e::people::now_ms;
-use model_sim::script::Scripted;
+use e2e::scenario::*;
 use serde_json::{Value, json};
-
-fn reply(text: &str) -> Scripted {
-    Scripted {
-        text: Some(text.into()),
-        ..Default::default()
-    }
-}
-
-fn store(h: &Harness) -> Store {
-    Store::open(&h.state_dir().join("collegium.db")).expect("store")
-}
-
-async fn running() -> (Harness, e2e::Daemon) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon)
-}
-
-fn turn_requests(h: &Harness) -> Vec<Value> {
-    h.model
-        .sim
-        .requests()
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
-        .collect()
-}
-
-fn framework_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
 
 async fn clock(h: &Harness, freeze: bool) {
     let response = reqwest::Client::new()
@@ -73,7 +33,7 @@ async fn recorded(h: &Harness, post_id: &str) -> collegium_control::store::Obser
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_backfill_records_what_was_posted_while_down_and_never_starts_a_turn() {
-    let (h, mut daemon) = running().await;
+    let (h, mut daemon) = running("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     clock(&h, true).await;
@@ -124,7 +84,7 @@ async fn s8_2_backfill_records_what_was_posted_while_down_and_never_starts_a_tur
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_3_a_mention_made_during_a_socket_blip_is_recovered_and_answered() {
-    let (h, mut daemon) = running().await;
+    let (h, mut daemon) = running("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.model
@@ -151,7 +111,7 @@ async fn s8_3_a_mention_made_during_a_socket_blip_is_recovered_and_answered() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_a_sequence_gap_forces_a_resync_that_recovers_the_post() {
-    let (h, mut daemon) = running().await;
+    let (h, mut daemon) = running("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.model
@@ -179,7 +139,7 @@ async fn s8_2_a_sequence_gap_forces_a_resync_that_recovers_the_post() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_a_turn_reads_no_posts_from_mattermost() {
-    let (h, _daemon) = running().await;
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     let earlier = h
@@ -214,7 +174,7 @@ async fn s8_2_a_turn_reads_no_posts_from_mattermost() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_pinned_posts_follow_the_window_and_a_pinned_posts_edit_is_followed() {
-    let (h, _daemon) = running().await;
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     let rule = h.say("ana", &square, "Rule: cite one source.").await;
@@ -239,7 +199,7 @@ async fn s3_8_pinned_posts_follow_the_window_and_a_pinned_posts_edit_is_followed
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira how many sources?").await;
     h.wait_post(&square, "mira", "Two sources", since).await;
-    let framework = framework_text(&turn_requests(&h).pop().expect("a completion"));
+    let framework = framework_message(&turn_requests(&h).pop().expect("a completion"));
     let pins = framework
         .split("Pinned posts")
         .nth(1)

@@ -45,16 +45,24 @@ async fn the_demo_command_serves_two_agents_a_person_can_talk_to() {
     );
     let stderr = BufReader::new(demo.stderr.take().expect("stderr"));
     let (ready, listening) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let logged = std::thread::spawn(move || {
+        let mut logged = Vec::new();
         for line in stderr.lines().map_while(Result::ok) {
             if line.contains("agents are listening") {
                 let _ = ready.send(());
             }
+            logged.push(line);
         }
+        logged
     });
-    listening
+    if listening
         .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the agents listen");
+        .is_err()
+    {
+        let _ = demo.kill();
+        let logged = logged.join().unwrap_or_default();
+        panic!("the agents never listened:\n{}", logged.join("\n"));
+    }
 
     let url = format!("http://127.0.0.1:{mm}");
     let (_, token) = Rest::new(&url)

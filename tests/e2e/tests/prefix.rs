@@ -7,23 +7,11 @@
 
 use e2e::Harness;
 use e2e::people::now_ms;
+use e2e::scenario::framework_index;
 use model_sim::script::Scripted;
 use serde_json::Value;
 
 const TURNS: usize = 30;
-
-fn framework_index(request: &Value) -> usize {
-    request["messages"]
-        .as_array()
-        .and_then(|m| {
-            m.iter().position(|m| {
-                m["content"]
-                    .as_str()
-                    .is_some_and(|c| c.starts_with("[Framework message."))
-            })
-        })
-        .expect("a framework message")
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_consecutive_requests_share_the_previous_window_byte_for_byte() {

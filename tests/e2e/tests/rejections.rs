@@ -1,35 +1,10 @@
 //! What a turn refuses to post and what it refuses to run (§4.5, §3.4,
 //! §7.1, §7.2), and when a colleague's hand-off starts its turn (§5.2).
 
-use std::time::Duration;
-
-use collegium_control::store::Store;
 use e2e::Harness;
 use e2e::people::now_ms;
-use model_sim::script::{Scripted, ScriptedCall};
-use serde_json::{Value, json};
-
-fn reply(text: &str) -> Scripted {
-    Scripted {
-        text: Some(text.into()),
-        ..Default::default()
-    }
-}
-
-fn call(name: &str, arguments: Value, raw: Option<&str>) -> Scripted {
-    Scripted {
-        tool_calls: vec![ScriptedCall {
-            name: name.into(),
-            arguments,
-            raw_arguments: raw.map(str::to_string),
-        }],
-        ..Default::default()
-    }
-}
-
-fn store(h: &Harness) -> Store {
-    Store::open(&h.state_dir().join("collegium.db")).expect("store")
-}
+use e2e::scenario::{after_framework, calls, ended_turn, raw_call, reply, store, turn_requests};
+use serde_json::json;
 
 async fn running(before_boot: impl AsyncFnOnce(&Harness)) -> (Harness, e2e::Daemon) {
     let h = Harness::start().await;
@@ -39,45 +14,6 @@ async fn running(before_boot: impl AsyncFnOnce(&Harness)) -> (Harness, e2e::Daem
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     (h, daemon)
-}
-
-fn turn_requests(h: &Harness) -> Vec<Value> {
-    h.model
-        .sim
-        .requests()
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
-        .collect()
-}
-
-/// Every message of the last request after the framework's message, as text.
-fn after_framework(request: &Value) -> Vec<String> {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let start = messages
-        .iter()
-        .position(|m| {
-            m["content"]
-                .as_str()
-                .is_some_and(|c| c.starts_with("[Framework message."))
-        })
-        .expect("the framework's message");
-    messages[start + 1..]
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-async fn ended_turn(h: &Harness, channel: &str) -> collegium_control::store::TurnRecord {
-    for _ in 0..200 {
-        if let Some(turn) = store(h).last_turn("mira", channel).expect("query")
-            && turn.ended_at.is_some()
-        {
-            return turn;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the turn never ended");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -104,7 +40,7 @@ async fn s4_5_a_reply_with_no_prose_is_fed_back_once_and_the_next_is_posted() {
         fed_back[1].contains("Your reply was not posted: it holds no words"),
         "{fed_back:?}"
     );
-    let turn = ended_turn(&h, &dm).await;
+    let turn = ended_turn(&h, "mira", &dm).await;
     let trace = store(&h).turn_events(&turn.id).expect("trace");
     let rejected: Vec<_> = trace
         .iter()
@@ -137,7 +73,7 @@ async fn s4_5_two_rejected_posts_in_a_row_end_the_turn_with_a_notice() {
             .contains("two replies in a row could not be posted")
     );
     assert_eq!(notice.props["collegium_role"], "notice");
-    let turn = ended_turn(&h, &dm).await;
+    let turn = ended_turn(&h, "mira", &dm).await;
     assert_eq!(turn.exit_kind.as_deref(), Some("rejected_posts"));
 }
 
@@ -184,7 +120,7 @@ async fn s3_4_a_call_to_a_tool_not_held_is_answered_with_the_tools_held() {
     h.model.sim.script(
         "demo-model",
         vec![
-            call("web__fetch", json!({"url": "https://example.com"}), None),
+            calls(&[("web__fetch", json!({"url": "https://example.com"}))]),
             reply("I cannot fetch pages."),
         ],
     );
@@ -207,8 +143,8 @@ async fn s7_1_unparseable_arguments_are_forgiven_once_and_end_the_turn_the_secon
     h.model.sim.script(
         "demo-model",
         vec![
-            call("builtins__now", json!({}), Some("{\"secret-raw\": ")),
-            call("builtins__now", json!({}), Some("{still not json")),
+            raw_call("builtins__now", "{\"secret-raw\": "),
+            raw_call("builtins__now", "{still not json"),
         ],
     );
     let since = now_ms() - 1;
@@ -227,7 +163,7 @@ async fn s7_1_unparseable_arguments_are_forgiven_once_and_end_the_turn_the_secon
         "the provider's raw text is never read back"
     );
     assert_eq!(
-        ended_turn(&h, &dm).await.exit_kind.as_deref(),
+        ended_turn(&h, "mira", &dm).await.exit_kind.as_deref(),
         Some("malformed_call")
     );
 }

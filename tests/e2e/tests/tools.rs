@@ -4,29 +4,9 @@
 
 use e2e::Harness;
 use e2e::people::now_ms;
-use model_sim::script::{Scripted, ScriptedCall};
-use serde_json::{Value, json};
-
-fn calls(list: &[(&str, Value)]) -> Scripted {
-    Scripted {
-        tool_calls: list
-            .iter()
-            .map(|(name, arguments)| ScriptedCall {
-                name: (*name).into(),
-                arguments: arguments.clone(),
-                raw_arguments: None,
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn reply(text: &str) -> Scripted {
-    Scripted {
-        text: Some(text.into()),
-        ..Default::default()
-    }
-}
+use e2e::scenario::{calls, reply, tool_results, turn_requests};
+use model_sim::script::Scripted;
+use serde_json::json;
 
 async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
     let h = Harness::start().await;
@@ -38,26 +18,6 @@ async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     (h, daemon, record)
-}
-
-fn turn_requests(h: &Harness) -> Vec<Value> {
-    h.model
-        .sim
-        .requests()
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
-        .collect()
-}
-
-fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 async fn status_post(h: &Harness, channel: &str) -> String {

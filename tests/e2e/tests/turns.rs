@@ -3,53 +3,10 @@
 //! against the scripted model, and the scenario asserts what the channel
 //! shows and what the store holds.
 
-use collegium_control::store::Store;
-use e2e::Harness;
 use e2e::people::now_ms;
+use e2e::scenario::*;
 use model_sim::script::{Scripted, ScriptedCall};
-use serde_json::{Value, json};
-
-fn reply(text: &str) -> Scripted {
-    Scripted {
-        text: Some(text.into()),
-        ..Default::default()
-    }
-}
-
-fn store(h: &Harness) -> Store {
-    Store::open(&h.state_dir().join("collegium.db")).expect("store")
-}
-
-/// A provisioned deployment with its daemon listening, debounce off unless
-/// a scenario sets it.
-async fn running(limits: &str) -> (Harness, e2e::Daemon) {
-    let h = Harness::start().await;
-    h.limits(limits);
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon)
-}
-
-/// The requests that reached the model for turns (the boot probe aside).
-fn turn_requests(h: &Harness) -> Vec<Value> {
-    h.model
-        .sim
-        .requests()
-        .into_iter()
-        .map(|r| r.body)
-        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
-        .collect()
-}
-
-fn last_user_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_3_a_person_in_a_direct_message_gets_one_reply_and_the_turn_is_recorded() {
@@ -80,7 +37,7 @@ async fn s3_3_a_person_in_a_direct_message_gets_one_reply_and_the_turn_is_record
         .as_str()
         .unwrap_or_default();
     assert!(system.contains("You research."), "the agent's prompt leads");
-    let framework = last_user_text(&requests[0]);
+    let framework = framework_message(&requests[0]);
     assert!(framework.starts_with("[Framework message."), "{framework}");
     assert!(
         framework.contains(&format!("post {} by ana (person)", asked.id)),
@@ -135,7 +92,7 @@ async fn s3_10_a_mention_required_channel_starts_a_turn_only_for_a_mention() {
         .await;
     let requests = turn_requests(&h);
     assert_eq!(requests.len(), 1, "only the mention started a turn");
-    let framework = last_user_text(&requests[0]);
+    let framework = framework_message(&requests[0]);
     assert!(framework.contains(&format!("post {} by ana (person)", mention.id)));
     assert!(
         framework.contains("\"Mira please summarise the report\""),
@@ -240,30 +197,16 @@ async fn s5_2_a_busy_agent_queues_with_eyes_and_the_drain_answers_the_newest_per
     );
     let requests = turn_requests(&h);
     assert_eq!(requests.len(), 2, "ten fragments become one turn, here two");
-    let drained = last_user_text(&requests[1]);
+    let drained = framework_message(&requests[1]);
     assert!(
         drained.contains(&bo.id) && drained.contains(&ana.id),
         "{drained}"
     );
-    let conn = rusqlite_answer(&h, &turn.id);
     assert_eq!(
-        conn, ana.id,
+        turn.answers_post_id.as_deref(),
+        Some(ana.id.as_str()),
         "the drain answers the newest person who addressed the agent"
     );
-}
-
-/// The post a turn answers, read from the store file.
-fn rusqlite_answer(h: &Harness, turn_id: &str) -> String {
-    let output = std::process::Command::new("sqlite3")
-        .arg(h.state_dir().join("collegium.db"))
-        .arg(format!(
-            "SELECT answers_post_id FROM turns WHERE id = '{turn_id}'"
-        ))
-        .output();
-    match output {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        _ => panic!("sqlite3 is needed to read the store"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -333,17 +276,6 @@ async fn s8_1_tool_calls_open_one_status_post_edited_in_place() {
     );
 }
 
-/// Waits until `n` turn completions have reached the model.
-async fn completions_reach(h: &Harness, n: usize) {
-    for _ in 0..200 {
-        if turn_requests(h).len() >= n {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    panic!("{n} completions never reached the model");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_4_a_fragment_during_the_first_call_is_absorbed_and_the_turn_starts_over() {
     let (h, _daemon) = running("debounce_window_ms = 0").await;
@@ -384,7 +316,7 @@ async fn s4_4_a_fragment_during_the_first_call_is_absorbed_and_the_turn_starts_o
     );
     let requests = turn_requests(&h);
     assert_eq!(requests.len(), 2, "one completion discarded, one answered");
-    let framework = last_user_text(&requests[1]);
+    let framework = framework_message(&requests[1]);
     assert!(
         framework.contains(&start.id) && framework.contains(&fragment.id),
         "{framework}"
@@ -422,9 +354,20 @@ async fn s4_4_the_debounce_window_folds_a_persons_fragments_into_one_turn() {
     let second = h.say("ana", &dm, "about the invoice").await;
     let third = h.say("ana", &dm, "from March").await;
     h.wait_post(&dm, "mira", "One answer", since).await;
+    let mira = h.user("mira").await.id;
+    let typing = h
+        .served()
+        .await
+        .into_iter()
+        .filter(|r| *r == format!("POST /api/v4/users/{mira}/typing"))
+        .count();
+    assert!(
+        typing >= 1,
+        "typing shows through the window and the generation"
+    );
     let requests = turn_requests(&h);
     assert_eq!(requests.len(), 1, "three fragments, one turn");
-    let framework = last_user_text(&requests[0]);
+    let framework = framework_message(&requests[0]);
     for post in [&first, &second, &third] {
         assert!(framework.contains(&post.id), "{framework}");
     }

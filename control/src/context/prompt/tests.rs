@@ -42,8 +42,15 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
                 .push(crate::tools::ToolRef::new(namespace, tool));
         }
     }
+    let mut offered = agent.tools.clone();
+    offered.extend([
+        crate::tools::ToolRef::new("builtins", "now"),
+        crate::tools::ToolRef::new("results", "read"),
+        crate::tools::ToolRef::new("triggers", "resolve"),
+    ]);
     system_prompt(&PromptFacts {
         agent: &agent,
+        offered: &offered,
         own_prompt: "You research questions on the open web and report with sources.",
         personality: Personality::Collegial,
         limits: &Limits::default(),
@@ -114,6 +121,33 @@ fn s3_8_system_prompt_without_memory_has_no_memory_paragraphs() {
     assert!(!prompt.contains("## Memory"));
     assert!(!prompt.to_lowercase().contains("keep in memory"));
     check_snapshot("no-memory", &prompt);
+}
+
+#[test]
+fn s3_4_the_prompt_names_no_tool_the_agent_is_not_offered() {
+    let agent = agent("ada", "Ada");
+    let offered = [crate::tools::ToolRef::new("builtins", "now")];
+    let prompt = system_prompt(&PromptFacts {
+        agent: &agent,
+        offered: &offered,
+        own_prompt: "You help.",
+        personality: Personality::Concise,
+        limits: &Limits::default(),
+        operator_timezone: "UTC",
+        workspaces_root: Path::new("/w"),
+        holds_memory: false,
+        holds_workspace: false,
+        holds_shell: false,
+    });
+    for absent in [
+        "triggers::resolve",
+        "conversations::search",
+        "memory::read",
+        "workspace::",
+        "shell::run",
+    ] {
+        assert!(!prompt.contains(absent), "offers {absent} it does not hold");
+    }
 }
 
 #[test]

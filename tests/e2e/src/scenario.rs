@@ -1,0 +1,142 @@
+//! What turn scenarios share: a running deployment, scripted model answers,
+//! the requests that reached the model, and the store as the daemon left it.
+
+use std::time::Duration;
+
+use collegium_control::store::Store;
+use model_sim::script::{Scripted, ScriptedCall};
+use serde_json::Value;
+
+use crate::{Daemon, Harness};
+
+/// A provisioned deployment with its daemon listening, under `limits`
+/// (`debounce_window_ms = 0` for scenarios that do not test the window).
+pub async fn running(limits: &str) -> (Harness, Daemon) {
+    let h = Harness::start().await;
+    h.limits(limits);
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon)
+}
+
+/// A scripted reply with no call.
+pub fn reply(text: &str) -> Scripted {
+    Scripted {
+        text: Some(text.into()),
+        ..Default::default()
+    }
+}
+
+/// A scripted completion making these calls, in order.
+pub fn calls(list: &[(&str, Value)]) -> Scripted {
+    Scripted {
+        tool_calls: list
+            .iter()
+            .map(|(name, arguments)| ScriptedCall {
+                name: (*name).into(),
+                arguments: arguments.clone(),
+                raw_arguments: None,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// A scripted call whose argument bytes are `raw` exactly.
+pub fn raw_call(name: &str, raw: &str) -> Scripted {
+    Scripted {
+        tool_calls: vec![ScriptedCall {
+            name: name.into(),
+            arguments: Value::Null,
+            raw_arguments: Some(raw.into()),
+        }],
+        ..Default::default()
+    }
+}
+
+/// The store, opened beside the running daemon (WAL lets both read).
+pub fn store(h: &Harness) -> Store {
+    Store::open(&h.state_dir().join("collegium.db")).expect("store")
+}
+
+/// The requests that reached the model for turns, the boot probe aside.
+pub fn turn_requests(h: &Harness) -> Vec<Value> {
+    h.model
+        .sim
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| b["messages"].as_array().is_some_and(|m| m.len() > 2))
+        .collect()
+}
+
+/// Waits until `n` turn completions have reached the model.
+pub async fn completions_reach(h: &Harness, n: usize) {
+    for _ in 0..200 {
+        if turn_requests(h).len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{n} completions never reached the model");
+}
+
+/// The index of the framework's message in a request's messages.
+pub fn framework_index(request: &Value) -> usize {
+    request["messages"]
+        .as_array()
+        .and_then(|m| {
+            m.iter().position(|m| {
+                m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("[Framework message."))
+            })
+        })
+        .expect("a framework message")
+}
+
+/// The framework's message of a request.
+pub fn framework_message(request: &Value) -> String {
+    request["messages"][framework_index(request)]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every message after the framework's, as text: the turn's own.
+pub fn after_framework(request: &Value) -> Vec<String> {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    messages[framework_index(request) + 1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The tool results a request carried, in order.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The agent's last turn in a channel, once it has ended.
+pub async fn ended_turn(
+    h: &Harness,
+    agent: &str,
+    channel: &str,
+) -> collegium_control::store::TurnRecord {
+    for _ in 0..200 {
+        if let Some(turn) = store(h).last_turn(agent, channel).expect("query")
+            && turn.ended_at.is_some()
+        {
+            return turn;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the turn never ended");
+}
