@@ -31,6 +31,9 @@ pub enum Outcome {
         text: String,
         /// The line later turns read in its place, where the tool gave one.
         replay_line: Option<String>,
+        /// The part of the result that is its content, for a supersedable
+        /// tool (§3.8): an identical read is judged by it.
+        content_key: Option<String>,
         /// A note on how it came out, for the status line.
         note: Option<String>,
     },
@@ -231,6 +234,7 @@ fn run_core(
                     &services.timezone_name,
                 ),
                 replay_line: None,
+                content_key: None,
                 note: None,
             },
         ),
@@ -255,6 +259,7 @@ fn run_core(
                 Ok(text) => Outcome::Ran {
                     replay_line: Some(format!("[read {reference} of an earlier result]")),
                     text,
+                    content_key: None,
                     note: None,
                 },
                 Err(text) => Outcome::Refused {
@@ -374,6 +379,7 @@ async fn run_worker(
                 Some(WireOutcome::Success(success)) => Outcome::Ran {
                     text: success.text,
                     replay_line: success.replay_line,
+                    content_key: success.content_key,
                     note: None,
                 },
                 Some(WireOutcome::Refusal(refusal)) => Outcome::Refused {

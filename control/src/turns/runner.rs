@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::chat::directory::{ROLE_PROP, TURN_PROP};
+use crate::context::replay::{Repeat, TurnResults};
 use crate::context::tokens::estimate;
 use crate::context::window::{CompletionDetail, RecordedCall, ResultDetail, message_cost};
 use crate::inference::{
@@ -173,6 +174,8 @@ struct Turn<'a> {
     completions: u32,
     /// Call ids used in this turn.
     call_ids: BTreeSet<String>,
+    /// The results the turn has read, by content (§3.8).
+    repeats: TurnResults,
 }
 
 impl<'a> Turn<'a> {
@@ -198,6 +201,7 @@ impl<'a> Turn<'a> {
             typing,
             completions: 0,
             call_ids: BTreeSet::new(),
+            repeats: TurnResults::default(),
         }
     }
 
@@ -695,22 +699,44 @@ impl<'a> Turn<'a> {
         let mut disposition = executed.disposition();
         let (content, replay) = match &executed.outcome {
             Outcome::Ran {
-                text, replay_line, ..
+                text,
+                replay_line,
+                content_key,
+                ..
             } => {
-                let view = self.views.enter(
-                    &tool_name,
-                    text,
-                    now,
-                    self.view_limit(),
-                    self.services.timezone,
-                );
-                if view.reference.is_some() {
-                    disposition = Disposition::Came(format!(
-                        "shown {} of {} characters; the rest by reference",
-                        view.shown, view.whole
-                    ));
+                let tool = executed
+                    .tool
+                    .clone()
+                    .unwrap_or_else(|| crate::tools::ToolRef::new("unknown", "tool"));
+                let key = content_key.as_deref().unwrap_or(text);
+                // A byte-identical result the turn still shows costs one
+                // line naming it; one since replaced is shown again (§3.8).
+                match self.repeats.record(&executed.call.id, &tool, key) {
+                    Repeat::StillShown { line, .. } => (line, replay_line.clone()),
+                    repeat => {
+                        let view = self.views.enter(
+                            &tool_name,
+                            text,
+                            now,
+                            self.view_limit(),
+                            self.services.timezone,
+                        );
+                        if view.reference.is_some() {
+                            disposition = Disposition::Came(format!(
+                                "shown {} of {} characters; the rest by reference",
+                                view.shown, view.whole
+                            ));
+                        }
+                        let text = match repeat {
+                            Repeat::ShownAgain { earlier_call } => format!(
+                                "{}\n[The content is identical to the result of call {earlier_call}, since replaced.]",
+                                view.text
+                            ),
+                            _ => view.text,
+                        };
+                        (text, replay_line.clone())
+                    }
                 }
-                (view.text, replay_line.clone())
             }
             Outcome::Refused { text, .. } | Outcome::Failed { text, .. } => (text.clone(), None),
             Outcome::NotHeld { text } => {
@@ -811,7 +837,13 @@ impl<'a> Turn<'a> {
             if used(self) <= target {
                 break;
             }
-            if let Message::ToolResult { name, content, .. } = &self.own[index] {
+            if let Message::ToolResult {
+                name,
+                content,
+                call_id,
+            } = &self.own[index]
+            {
+                self.repeats.replaced(call_id);
                 let reference = self.views.keep(name, content, now);
                 let size = content.chars().count();
                 let stand_in = format!(

@@ -216,3 +216,37 @@ async fn s5_2_an_agents_post_activates_its_addressee_only_when_its_turn_ends() {
         "{theo_framework}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_provider_failure_ends_the_turn_with_its_phrase_and_requeues_the_post() {
+    let (h, _daemon) = running(async |_| {}).await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![model_sim::script::Scripted {
+            fail: Some(model_sim::script::Failure {
+                status: Some(401),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &dm, "are you there?").await;
+    let notice = h.wait_post(&dm, "mira", "This turn ended", since).await;
+    assert!(
+        notice
+            .message
+            .contains("provider rejection: the provider refused the credential"),
+        "{}",
+        notice.message
+    );
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("provider_failure"));
+    assert_eq!(
+        store(&h).queued("mira", &dm).expect("queue"),
+        [asked.id.clone()],
+        "a failure queues the post that started it, so nothing is lost"
+    );
+}

@@ -187,3 +187,28 @@ async fn s3_8_under_pressure_read_results_become_stand_ins_with_their_reference(
         "the newest result is whole"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_8_a_result_identical_to_one_still_shown_costs_one_line_naming_it() {
+    let (h, _daemon, _record) = with_fixture().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__read", json!({"key": "repeat:50:same page"}))]),
+            calls(&[("fixture__read", json!({"key": "repeat:50:same page"}))]),
+            reply("Same page twice."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "read it twice").await;
+    h.wait_post(&dm, "mira", "Same page twice.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert!(results[0].starts_with("same page 000000;"), "{results:?}");
+    assert!(
+        results[1].starts_with("[fixture::read: the same result as call")
+            && results[1].contains("still shown above"),
+        "{results:?}"
+    );
+}
