@@ -246,7 +246,7 @@ async fn s7_1_a_provider_failure_ends_the_turn_with_its_phrase_and_requeues_the_
     assert_eq!(turn.exit_kind.as_deref(), Some("provider_failure"));
     assert_eq!(
         store(&h).queued("mira", &dm).expect("queue"),
-        [asked.id.clone()],
+        std::slice::from_ref(&asked.id),
         "a failure queues the post that started it, so nothing is lost"
     );
 }
