@@ -5,6 +5,8 @@
 //! whose calls go to tools (`tools`, `workers`) and whose output is posted.
 
 pub mod activation;
+pub mod approvals;
+pub mod callbacks;
 pub mod chat;
 pub mod commands;
 pub mod config;

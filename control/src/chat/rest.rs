@@ -380,6 +380,21 @@ impl Rest {
         .await
     }
 
+    /// Replaces a post's message and props (a decided prompt loses its
+    /// buttons, contract §C.3).
+    pub async fn replace_post(
+        &self,
+        post_id: &str,
+        message: &str,
+        props: Value,
+    ) -> RestResult<Post> {
+        self.put(
+            &format!("posts/{post_id}/patch"),
+            &json!({"message": message, "props": props}),
+        )
+        .await
+    }
+
     /// Reacts to a post as `user_id` (the 👀 on a queued post, §5.2).
     pub async fn react(&self, user_id: &str, post_id: &str, emoji: &str) -> RestResult<Value> {
         self.post(

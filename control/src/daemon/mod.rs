@@ -60,6 +60,8 @@ pub enum DaemonError {
     RespondToAllShared(String),
     #[error("boot refused: {0}")]
     Plugin(#[from] crate::workers::plugins::PluginError),
+    #[error("boot refused: {0}")]
+    Callbacks(String),
     #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]
     Prompt {
         agent: String,

@@ -166,6 +166,18 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         post_limit: post_limit.clone(),
         boot_id: boot.boot_id,
         display_names,
+        parked: Arc::new(crate::approvals::Parked::default()),
+        decision_key: boot
+            .credentials
+            .command
+            .as_ref()
+            .map(|c| c.token.clone())
+            .unwrap_or_default(),
+        callback_url: config
+            .callbacks
+            .public_url
+            .trim_end_matches('/')
+            .to_string(),
         respond_to_all: config
             .channels
             .iter()
@@ -174,8 +186,11 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
             .collect(),
     });
     let lanes = Lanes::spawn(services.clone());
-    let directory = Arc::new(Directory::new(system_rest, known));
     let (stop, stopped) = watch::channel(false);
+    crate::callbacks::serve(config.callbacks.bind, services.clone(), stopped.clone())
+        .await
+        .map_err(|e| DaemonError::Callbacks(e.to_string()))?;
+    let directory = Arc::new(Directory::new(system_rest, known));
     let (events, inbox) = mpsc::channel(4096);
     let mut bots = BTreeMap::new();
     let url = socket::url_for(&config.mattermost.url);

@@ -3,6 +3,7 @@
 //! of the daemon calls its typed functions, through [`StoreHandle`] from async
 //! code so no query ever blocks a runtime thread.
 
+pub mod decisions;
 mod kinds;
 mod members;
 mod migrations;

@@ -46,6 +46,10 @@ pub enum Outcome {
     Unparseable,
     /// The name resolves to no tool the agent holds (§3.4, §4.5).
     NotHeld { text: String },
+    /// A person denied it; it did not run (§5.4).
+    Denied { by: String, reason: Option<String> },
+    /// It was never run: the turn ended first.
+    NotRun { why: String },
 }
 
 /// One call, resolved as far as it could be.
@@ -81,6 +85,10 @@ impl Executed {
             Outcome::NotHeld { .. } => Disposition::Refused {
                 reason: "not a tool this agent holds".into(),
             },
+            Outcome::Denied { by, .. } => Disposition::Denied { by: by.clone() },
+            Outcome::NotRun { why } => Disposition::Refused {
+                reason: why.clone(),
+            },
         }
     }
 }
@@ -92,6 +100,8 @@ pub struct Planned {
     pub resolved: Result<(ToolRef, Value, Vec<String>), Executed>,
     pub concurrent: bool,
     pub budget_exempt: bool,
+    /// It stops for a person's approval before it runs (§3.7).
+    pub gated: bool,
 }
 
 /// Resolves the name and checks the arguments.
@@ -106,6 +116,7 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
         }),
         concurrent: false,
         budget_exempt: false,
+        gated: false,
     };
     let tool = match resolve(&call.name, &seat.held) {
         Ok(tool) => tool,
@@ -148,16 +159,16 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
             );
         }
     };
-    if declared.gate != Gate::None {
-        // Approvals and questions (§3.7, §3.7a) are the next issue's; until
-        // then a gated call is refused plainly rather than run ungated.
+    if declared.gate == Gate::Ask {
+        // Questions (§3.7a) arrive with ask::human; until then a call that
+        // would ask is refused plainly.
         return refused(
             Outcome::Refused {
                 text: format!(
-                    "The call did not run: {tool} stops for a person's decision, and this \
-                     deployment cannot ask for one yet. Tell the person what you would do instead."
+                    "The call did not run: {tool} asks a person a question, and this \
+                     deployment cannot ask one yet. Ask in your reply instead."
                 ),
-                reason: "it needs a person's decision, which this build cannot ask for yet".into(),
+                reason: "it asks a person, which this build cannot do yet".into(),
             },
             Some(tool.clone()),
             tool.to_string(),
@@ -165,8 +176,10 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
     }
     Planned {
         call: call.clone(),
-        concurrent: declared.concurrent,
+        // A gated call is never concurrent (§5.1).
+        concurrent: declared.concurrent && declared.gate == Gate::None,
         budget_exempt: declared.budget_exempt,
+        gated: declared.gate == Gate::Approval,
         resolved: Ok((tool, accepted.value, accepted.ignored)),
     }
 }
@@ -180,8 +193,14 @@ pub struct CallScope<'a> {
     pub channel: &'a str,
 }
 
-/// Runs a planned call that resolved. `views` serves `results::read`.
-pub async fn run(scope: &CallScope<'_>, planned: Planned, views: &ResultViews) -> Executed {
+/// Runs a planned call that resolved. `views` serves `results::read`;
+/// `decision` is the approving decision a gated call carries.
+pub async fn run(
+    scope: &CallScope<'_>,
+    planned: Planned,
+    views: &ResultViews,
+    decision: Option<String>,
+) -> Executed {
     let (tool, value, ignored) = match planned.resolved {
         Ok(resolved) => resolved,
         Err(executed) => return executed,
@@ -194,7 +213,9 @@ pub async fn run(scope: &CallScope<'_>, planned: Planned, views: &ResultViews) -
         .map(|t| &t.host)
     {
         Some(Host::Daemon) => run_core(scope, &call, &tool, &value, views),
-        Some(Host::Worker(_) | Host::Plugin) => run_worker(scope, &call, &tool, &value).await,
+        Some(Host::Worker(_) | Host::Plugin) => {
+            run_worker(scope, &call, &tool, &value, decision).await
+        }
         None => Executed {
             call: call.clone(),
             tool: Some(tool.clone()),
@@ -290,6 +311,7 @@ async fn run_worker(
     call: &ToolCall,
     tool: &ToolRef,
     value: &Value,
+    decision: Option<String>,
 ) -> Executed {
     let executed = |summary: String, outcome: Outcome| Executed {
         call: call.clone(),
@@ -326,7 +348,7 @@ async fn run_worker(
         arguments_json: serde_json::to_vec(value).unwrap_or_default(),
         settings_json: settings.to_string(),
         channel: scope.channel.to_string(),
-        decision_id: None,
+        decision_id: decision,
         deadline: CALL_DEADLINE,
     };
     let outcome = worker

@@ -33,6 +33,9 @@ use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::services::{Seat, Services};
 use super::status_post::StatusPost;
+use crate::approvals::prompt::{self, AskedBy};
+use crate::approvals::{Decided, sign};
+use crate::store::decisions::NewDecision;
 
 /// How often typing is re-sent: the client shows it for about five seconds
 /// (contract §A.12), so this keeps it on while the model generates (§8.1).
@@ -75,6 +78,13 @@ enum Exit {
     CutAtTimeLimit,
     Provider(String),
     Store(String),
+    /// A person denied a call (§5.4): the turn ends and asks how to proceed.
+    Denied {
+        by: String,
+        tool: String,
+    },
+    /// Mattermost refused a post the turn owed.
+    Delivery(String),
 }
 
 impl Exit {
@@ -88,6 +98,8 @@ impl Exit {
             Self::CutAtTimeLimit => "time_limit",
             Self::Provider(_) => "provider_failure",
             Self::Store(_) => "store_failure",
+            Self::Denied { .. } => "denied",
+            Self::Delivery(_) => "delivery_failure",
         }
     }
 
@@ -121,6 +133,12 @@ impl Exit {
             ),
             Self::Provider(phrase) => Some(format!("This turn ended: {phrase}.")),
             Self::Store(reason) => Some(format!("This turn ended: the store failed ({reason}).")),
+            Self::Denied { by, tool } => Some(format!(
+                "@{by} denied {tool}, so I stopped there. How would you like me to proceed?"
+            )),
+            Self::Delivery(reason) => Some(format!(
+                "This turn ended: Mattermost refused a post ({reason})."
+            )),
         }
     }
 }
@@ -176,6 +194,8 @@ struct Turn<'a> {
     call_ids: BTreeSet<String>,
     /// The results the turn has read, by content (§3.8).
     repeats: TurnResults,
+    /// The decision the last approval recorded.
+    last_decision: Option<String>,
 }
 
 impl<'a> Turn<'a> {
@@ -202,6 +222,7 @@ impl<'a> Turn<'a> {
             completions: 0,
             call_ids: BTreeSet::new(),
             repeats: TurnResults::default(),
+            last_decision: None,
         }
     }
 
@@ -635,7 +656,6 @@ impl<'a> Turn<'a> {
             .map(|call| calls::plan(self.services, self.seat, call))
             .collect();
         let mut exit = None;
-        let mut results: Vec<Executed> = Vec::new();
         let mut remaining = planned.into_iter().peekable();
         while let Some(first) = remaining.next() {
             let mut run = vec![first];
@@ -645,45 +665,180 @@ impl<'a> Turn<'a> {
                 }
             }
             let cost = run.iter().filter(|p| !p.budget_exempt).count() as u32;
-            if exit.is_some() || self.attempts + cost > self.seat.agent.limits.action_budget {
-                // The budget is spent: these calls do not run (§5.3). The
-                // extension prompt arrives with the approvals work.
+            let spent = self.attempts + cost > self.seat.agent.limits.action_budget;
+            if exit.is_some() || spent {
+                // After an end, or past the budget, nothing more runs (§5.3).
+                // The extension prompt arrives with the control work.
+                let why = if exit.is_some() {
+                    "not run: the turn ended before it"
+                } else {
+                    "not run: the action budget is spent"
+                };
                 for planned in run {
-                    results.push(Executed {
-                        summary: planned.call.name.clone(),
-                        tool: None,
-                        outcome: Outcome::Refused {
-                            text: "The call did not run: this turn's action budget is spent."
-                                .into(),
-                            reason: "the action budget is spent".into(),
-                        },
-                        call: planned.call,
-                    });
+                    let executed = not_run(planned, why);
+                    if let Some(end) = self.record_result(executed, limit).await {
+                        exit.get_or_insert(end);
+                    }
                 }
                 exit.get_or_insert(Exit::BudgetExhausted);
                 continue;
             }
             self.attempts += cost;
-            let scope = CallScope {
-                services: self.services,
-                seat: self.seat,
-                turn_id: &self.id,
-                channel: &self.channel_handle,
+            let ran = if run[0].gated {
+                let planned = run.remove(0);
+                match self.approval(&planned).await {
+                    Ok(Decided::Approved { .. }) => {
+                        let decision = self.last_decision.clone();
+                        vec![self.run_planned(planned, decision).await]
+                    }
+                    Ok(Decided::Denied { by }) => {
+                        let tool = planned_tool(&planned);
+                        exit = Some(Exit::Denied {
+                            by: by.clone(),
+                            tool,
+                        });
+                        vec![denied(planned, by, None)]
+                    }
+                    Ok(Decided::DeniedWithReason { by, reason }) => {
+                        vec![denied(planned, by, Some(reason))]
+                    }
+                    Err(end) => {
+                        exit = Some(end);
+                        vec![not_run(planned, "not run: the approval could not be asked")]
+                    }
+                }
+            } else {
+                let scope = CallScope {
+                    services: self.services,
+                    seat: self.seat,
+                    turn_id: &self.id,
+                    channel: &self.channel_handle,
+                };
+                let views = &self.views;
+                futures_util::future::join_all(
+                    run.into_iter()
+                        .map(|planned| calls::run(&scope, planned, views, None)),
+                )
+                .await
             };
-            let views = &self.views;
-            let ran = futures_util::future::join_all(
-                run.into_iter()
-                    .map(|planned| calls::run(&scope, planned, views)),
-            )
-            .await;
-            results.extend(ran);
-        }
-        for executed in results {
-            if let Some(end) = self.record_result(executed, limit).await {
-                exit.get_or_insert(end);
+            for executed in ran {
+                if let Some(end) = self.record_result(executed, limit).await {
+                    exit.get_or_insert(end);
+                }
             }
         }
         exit
+    }
+
+    async fn run_planned(&self, planned: calls::Planned, decision: Option<String>) -> Executed {
+        let scope = CallScope {
+            services: self.services,
+            seat: self.seat,
+            turn_id: &self.id,
+            channel: &self.channel_handle,
+        };
+        calls::run(&scope, planned, &self.views, decision).await
+    }
+
+    /// Parks the turn on a person's decision (§3.7): the prompt under the
+    /// agent's account, the status post's head saying since when, and no
+    /// timeout.
+    async fn approval(&mut self, planned: &calls::Planned) -> Result<Decided, Exit> {
+        let Ok((tool, value, _)) = &planned.resolved else {
+            return Err(Exit::Store(
+                "an approval for a call that did not resolve".into(),
+            ));
+        };
+        let id = uuid::Uuid::now_v7().to_string();
+        let payload = serde_json::to_string_pretty(value).unwrap_or_default();
+        let asker = self.answers.last().cloned();
+        let asked_by = asker.as_ref().map(|post| match post.author_kind {
+            crate::store::AuthorKind::Agent => AskedBy::Colleague {
+                display_name: self
+                    .services
+                    .display_names
+                    .get(&post.author_name)
+                    .map_or(post.author_name.as_str(), String::as_str),
+                words: &post.message,
+            },
+            _ => AskedBy::Person {
+                username: &post.author_name,
+                words: &post.message,
+            },
+        });
+        let text = prompt::render(&prompt::PromptFacts {
+            tool: &tool.to_string(),
+            action: self.attempts,
+            budget: self.seat.agent.limits.action_budget,
+            asked_by,
+            payload: &payload,
+        });
+        let record = NewDecision {
+            id: id.clone(),
+            turn_id: self.id.clone(),
+            call_id: planned.call.id.clone(),
+            agent: self.start.agent.clone(),
+            channel_id: self.start.channel_id.clone(),
+            kind: "approval".into(),
+            tool: tool.to_string(),
+            payload: text.clone(),
+            requested_at: chrono::Utc::now().timestamp_millis(),
+        };
+        self.services
+            .store
+            .call(move |s| s.open_decision(&record))
+            .await
+            .map_err(|e| Exit::Store(e.to_string()))?;
+        // Parked before the prompt exists, so the fastest click finds it.
+        let waiting = self.services.parked.park(&id);
+        let signature = sign::sign(&self.services.decision_key, &id);
+        let url = format!(
+            "{}{}",
+            self.services.callback_url,
+            crate::callbacks::DECISION_ROUTE
+        );
+        let post = NewPost {
+            channel_id: self.start.channel_id.clone(),
+            message: text,
+            props: json!({
+                ROLE_PROP: "prompt",
+                TURN_PROP: self.id,
+                "attachments": prompt::attachments(&url, &id, &signature),
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+            ..NewPost::default()
+        };
+        let posted = self
+            .seat
+            .rest
+            .create_post(&post)
+            .await
+            .map_err(|e| Exit::Delivery(e.to_string()))?;
+        let (decision, post_id) = (id.clone(), posted.id.clone());
+        let _ = self
+            .services
+            .store
+            .call(move |s| s.set_prompt_post(&decision, &post_id))
+            .await;
+        let since = chrono::Utc::now().with_timezone(&self.services.timezone);
+        let head = format!(
+            "🔐 _waiting on a decision since {}_",
+            since.format("%H:%M %Z")
+        );
+        let limit = self.services.post_limit.get();
+        self.status
+            .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
+            .await;
+        let decided = waiting
+            .await
+            .map_err(|_| Exit::Store("the wait for a decision was dropped".into()))?;
+        self.status
+            .set_head(&self.seat.rest, &self.services.store, None, limit)
+            .await;
+        self.last_decision = Some(id);
+        Ok(decided)
     }
 
     async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
@@ -739,6 +894,16 @@ impl<'a> Turn<'a> {
                 }
             }
             Outcome::Refused { text, .. } | Outcome::Failed { text, .. } => (text.clone(), None),
+            Outcome::Denied { by, reason } => (
+                match reason {
+                    Some(reason) => {
+                        format!("The call did not run: @{by} denied it, and said: “{reason}”")
+                    }
+                    None => format!("The call did not run: @{by} denied it."),
+                },
+                None,
+            ),
+            Outcome::NotRun { why } => (format!("The call was {why}."), None),
             Outcome::NotHeld { text } => {
                 self.attempts += 1;
                 if self.rejections.rejected() == AfterRejection::EndTurn {
@@ -940,6 +1105,10 @@ impl<'a> Turn<'a> {
         let limit = self.services.post_limit.get();
         let ending = match exit {
             Exit::Completed => Ending::Completed,
+            Exit::Denied { by, .. } => Ending::EndedBy {
+                person: by.clone(),
+                how: "Denied".into(),
+            },
             other => Ending::Other(format!("Ended: {}", other.kind().replace('_', " "))),
         };
         self.status
@@ -963,7 +1132,10 @@ impl<'a> Turn<'a> {
         let end = TurnEnd {
             exit_kind: exit.kind().to_string(),
             ended_at: chrono::Utc::now().timestamp_millis(),
-            ended_by: None,
+            ended_by: match exit {
+                Exit::Denied { by, .. } => Some(by.clone()),
+                _ => None,
+            },
             context_reach_post_id: self.window_reach.clone(),
         };
         let id = self.id.clone();
@@ -998,4 +1170,37 @@ impl<'a> Turn<'a> {
         info!(turn = %self.id, exit = exit.kind(), "turn ended");
         progress
     }
+}
+
+/// A call that never ran, saying why.
+fn not_run(planned: calls::Planned, why: &str) -> Executed {
+    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
+    Executed {
+        summary: tool
+            .as_ref()
+            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
+        tool,
+        outcome: Outcome::NotRun { why: why.into() },
+        call: planned.call,
+    }
+}
+
+/// A call a person denied.
+fn denied(planned: calls::Planned, by: String, reason: Option<String>) -> Executed {
+    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
+    Executed {
+        summary: tool
+            .as_ref()
+            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
+        tool,
+        outcome: Outcome::Denied { by, reason },
+        call: planned.call,
+    }
+}
+
+fn planned_tool(planned: &calls::Planned) -> String {
+    planned
+        .resolved
+        .as_ref()
+        .map_or_else(|_| planned.call.name.clone(), |(t, _, _)| t.to_string())
 }

@@ -59,6 +59,12 @@ pub struct Services {
     pub display_names: BTreeMap<String, String>,
     /// Channel handles configured with respond-to-all triggering (§3.10).
     pub respond_to_all: Vec<String>,
+    /// Turns parked on a person's decision (§3.7).
+    pub parked: Arc<crate::approvals::Parked>,
+    /// Mattermost's secret, which signs each approval's buttons (§6.4).
+    pub decision_key: String,
+    /// The callback server's public base URL.
+    pub callback_url: String,
 }
 
 impl Services {

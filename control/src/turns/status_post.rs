@@ -19,6 +19,8 @@ pub struct StatusPost {
     channel_id: String,
     post_id: Option<String>,
     lines: Vec<String>,
+    /// What the turn waits on, shown above the calls (§8.1).
+    head: Option<String>,
     started: Instant,
 }
 
@@ -29,6 +31,7 @@ impl StatusPost {
             channel_id: channel_id.to_string(),
             post_id: None,
             lines: Vec::new(),
+            head: None,
             started: Instant::now(),
         }
     }
@@ -59,6 +62,19 @@ impl StatusPost {
         }
     }
 
+    /// Sets or clears the head that says what the turn waits on, opening
+    /// the post where none exists (§8.1).
+    pub async fn set_head(
+        &mut self,
+        rest: &Rest,
+        store: &StoreHandle,
+        head: Option<String>,
+        limit: usize,
+    ) {
+        self.head = head;
+        self.show(rest, store, None, limit).await;
+    }
+
     /// The closing line, where the post exists (a turn that called no tool
     /// leaves nothing but its reply, §8.1).
     pub async fn close(&mut self, rest: &Rest, store: &StoreHandle, ending: &Ending, limit: usize) {
@@ -76,7 +92,16 @@ impl StatusPost {
         closing: Option<&str>,
         limit: usize,
     ) {
-        let body = status::render_body(&self.lines, closing, limit);
+        let body = match &self.head {
+            Some(head) => {
+                let rest_of = limit.saturating_sub(head.chars().count() + 1);
+                format!(
+                    "{head}\n{}",
+                    status::render_body(&self.lines, closing, rest_of)
+                )
+            }
+            None => status::render_body(&self.lines, closing, limit),
+        };
         match &self.post_id {
             Some(id) => {
                 if let Err(error) = rest.edit_post(id, &body).await {

@@ -173,6 +173,28 @@ impl Worker {
                 self.namespace, dispatch.tool
             )));
         };
+        // No gated tool is ever dispatched without a recorded approving
+        // decision for it (§3.7, §6.2): checked here, at the last step
+        // before the worker, whatever the caller believes.
+        if declared.gate != crate::tools::Gate::None {
+            let tool = format!("{}::{}", self.namespace, dispatch.tool);
+            let approved = match dispatch.decision_id.clone() {
+                Some(id) => store
+                    .call(move |s| s.decision(&id))
+                    .await?
+                    .is_some_and(|d| {
+                        d.outcome.as_deref() == Some("approved")
+                            && d.tool.as_deref() == Some(tool.as_str())
+                    }),
+                None => false,
+            };
+            if !approved {
+                return Ok(CallOutcome::NotSent(format!(
+                    "{}::{} stops for a person, and no approving decision is recorded for this call",
+                    self.namespace, dispatch.tool
+                )));
+            }
+        }
         let now = now_ms();
         let deadline_ms = now.saturating_add(millis(dispatch.deadline));
         let call = Call {

@@ -194,6 +194,49 @@ impl Harness {
             .expect("edit");
     }
 
+    /// Clicks a button on a post as `username`; the click API's answer.
+    pub async fn click(&self, username: &str, post_id: &str, action_id: &str) -> Value {
+        let response = reqwest::Client::new()
+            .post(self.sim("click"))
+            .json(&json!({"as": username, "post_id": post_id, "action_id": action_id}))
+            .send()
+            .await
+            .expect("simulator");
+        response.json().await.unwrap_or(Value::Null)
+    }
+
+    /// Submits the newest dialog opened for `username`.
+    pub async fn submit_dialog(
+        &self,
+        username: &str,
+        channel_id: &str,
+        submission: Value,
+    ) -> Value {
+        self.sim_post(
+            "dialog/submit",
+            json!({"as": username, "channel_id": channel_id, "submission": submission}),
+        )
+        .await
+    }
+
+    /// Waits for an ephemeral post to `username` containing `contains`.
+    pub async fn wait_ephemeral(&self, username: &str, contains: &str) -> Value {
+        self.sim_post(
+            "wait",
+            json!({"kind": "ephemeral", "user": username, "contains": contains, "timeout_ms": 30_000}),
+        )
+        .await
+    }
+
+    /// Waits for a dialog to be opened for `username`.
+    pub async fn wait_dialog(&self, username: &str) -> Value {
+        self.sim_post(
+            "wait",
+            json!({"kind": "dialog", "user": username, "timeout_ms": 30_000}),
+        )
+        .await
+    }
+
     /// Drops every socket, as a network blip would.
     pub async fn blip(&self) {
         self.sim_post("ws/drop", json!({})).await;

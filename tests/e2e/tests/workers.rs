@@ -131,36 +131,122 @@ async fn arch4_a_call_is_granted_run_audited_and_anchored_in_the_store() {
     assert!(report.contains("line 1 is the one"), "{report}");
 }
 
+/// Records a turn and a decision on `tool` with `outcome` (none: undecided).
+async fn decision(s: &Setup, id: &str, tool: &str, outcome: Option<&str>) {
+    let (id, tool, outcome) = (
+        id.to_string(),
+        tool.to_string(),
+        outcome.map(str::to_string),
+    );
+    s.store
+        .call(move |store| {
+            if store.turn("turn-1")?.is_none() {
+                store.open_turn(&collegium_control::store::NewTurn {
+                    id: "turn-1".into(),
+                    agent: "mira".into(),
+                    channel_id: "c1".into(),
+                    boot_id: "boot-e2e".into(),
+                    started_at: 1,
+                    cause: collegium_control::store::TurnCause::Post,
+                    answers_post_id: None,
+                    depth: 0,
+                    chain_root: "turn-1".into(),
+                    chain_length: 1,
+                    model: "demo".into(),
+                })?;
+            }
+            store.open_decision(&collegium_control::store::decisions::NewDecision {
+                id: id.clone(),
+                turn_id: "turn-1".into(),
+                call_id: id.clone(),
+                agent: "mira".into(),
+                channel_id: format!("channel-of-{id}"),
+                kind: "approval".into(),
+                tool,
+                payload: "{}".into(),
+                requested_at: 2,
+            })?;
+            if let Some(outcome) = outcome {
+                store.decide(&id, &outcome, "ana", None, 3)?;
+            }
+            Ok(())
+        })
+        .await
+        .expect("store");
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn arch4_a_gated_write_runs_only_with_its_decision_and_a_refusal_is_audited() {
+async fn s3_7_no_gated_tool_is_dispatched_without_a_recorded_approving_decision() {
     let s = setup().await;
-    let write = json!({"path": "a.txt", "content": "hello"});
-    let outcome = invoke(&s, dispatch("w1", "write", write.clone())).await;
-    let CallOutcome::NotSent(reason) = outcome else {
-        panic!("expected the worker to refuse, got {outcome:?}");
-    };
-    assert!(reason.contains("names no decision"), "{reason}");
-    assert_eq!(recorded(&s, "w1").await, (Some("not_sent".into()), None));
+    let gated: Vec<_> = declaration()
+        .tools
+        .into_iter()
+        .filter(|t| t.gate != collegium_control::tools::Gate::None)
+        .collect();
+    assert!(!gated.is_empty(), "the fixture declares gated tools");
+    for (index, tool) in gated.iter().enumerate() {
+        let name = format!("fixture::{}", tool.name);
+        let arguments = json!({"path": "a.txt", "content": "hello", "question": "q?"});
+        let bare = invoke(
+            &s,
+            dispatch(&format!("bare-{index}"), &tool.name, arguments.clone()),
+        )
+        .await;
+        assert!(
+            matches!(&bare, CallOutcome::NotSent(r) if r.contains("no approving decision")),
+            "{name} without a decision: {bare:?}"
+        );
+        for (outcome, label) in [(Some("denied"), "denied"), (None, "undecided")] {
+            let id = format!("{label}-{index}");
+            decision(&s, &id, &name, outcome).await;
+            let mut call = dispatch(
+                &format!("{label}-call-{index}"),
+                &tool.name,
+                arguments.clone(),
+            );
+            call.decision_id = Some(id);
+            let refused = invoke(&s, call).await;
+            assert!(
+                matches!(refused, CallOutcome::NotSent(_)),
+                "{name} {label}: {refused:?}"
+            );
+        }
+        let other = format!("other-tool-{index}");
+        decision(&s, &other, "fixture::read", Some("approved")).await;
+        let mut call = dispatch(
+            &format!("other-call-{index}"),
+            &tool.name,
+            arguments.clone(),
+        );
+        call.decision_id = Some(other);
+        let refused = invoke(&s, call).await;
+        assert!(
+            matches!(refused, CallOutcome::NotSent(_)),
+            "an approval of another tool: {refused:?}"
+        );
+    }
     assert!(
         fixture_toolset::asked(&s.fixture.record).is_empty(),
-        "the tool never saw it"
+        "no gated call reached the tool"
     );
+}
 
-    let mut approved = dispatch("w2", "write", write);
+#[tokio::test(flavor = "multi_thread")]
+async fn arch4_an_approved_write_runs_and_its_decision_is_audited() {
+    let s = setup().await;
+    decision(&s, "decision-7", "fixture::write", Some("approved")).await;
+    let mut approved = dispatch("w2", "write", json!({"path": "a.txt", "content": "hello"}));
     approved.decision_id = Some("decision-7".into());
     let outcome = invoke(&s, approved).await;
     assert_eq!(success_text(&outcome), "wrote 5 bytes to a.txt");
-
     let lines: Vec<Value> = std::fs::read_to_string(&s.fixture.audit)
         .expect("audit")
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["outcome"], "grant_refused");
-    assert_eq!(lines[0]["call"], "w1");
-    assert_eq!(lines[1]["outcome"], "success");
-    assert_eq!(lines[1]["decision"], "decision-7");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["outcome"], "success");
+    assert_eq!(lines[0]["decision"], "decision-7");
 }
 
 #[tokio::test(flavor = "multi_thread")]

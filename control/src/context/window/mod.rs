@@ -232,7 +232,9 @@ impl<'s, 'r> Walk<'s, 'r> {
 /// (status posts, the agent's and its colleagues' alike: a status post is a
 /// trace rendered, §3.8).
 fn post_unit(post: ObservedPost, request: &WindowRequest<'_>) -> Option<Unit> {
-    if post.role == PostRole::Status {
+    // Approval prompts are their turn's own, and reach the model only as
+    // the call's result (§3.7).
+    if matches!(post.role, PostRole::Status | PostRole::Prompt) {
         return None;
     }
     let own = post.author_id == request.agent_user_id;

@@ -1,0 +1,65 @@
+//! Approvals (§3.7, §6.2): a gated call stops for a person. The prompt is
+//! posted under the agent's account with Approve, Deny and Deny with reason;
+//! a click reaches the decision route (`callbacks/`), which checks the
+//! approval's signature and the clicker, records one decision, and wakes the
+//! turn parked here. There is no timeout.
+
+pub mod prompt;
+pub mod sign;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tokio::sync::oneshot;
+
+/// How a person decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decided {
+    Approved { by: String },
+    Denied { by: String },
+    DeniedWithReason { by: String, reason: String },
+}
+
+impl Decided {
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Self::Approved { .. } => "approved",
+            Self::Denied { .. } => "denied",
+            Self::DeniedWithReason { .. } => "denied_with_reason",
+        }
+    }
+
+    pub fn by(&self) -> &str {
+        match self {
+            Self::Approved { by } | Self::Denied { by } | Self::DeniedWithReason { by, .. } => by,
+        }
+    }
+}
+
+/// The turns parked on a decision, by approval id.
+#[derive(Default)]
+pub struct Parked {
+    waiting: Mutex<HashMap<String, oneshot::Sender<Decided>>>,
+}
+
+impl Parked {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Decided>>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Parks a turn on `approval`; the receiver answers when it is decided.
+    pub fn park(&self, approval: &str) -> oneshot::Receiver<Decided> {
+        let (send, receive) = oneshot::channel();
+        self.lock().insert(approval.to_string(), send);
+        receive
+    }
+
+    /// Wakes the turn parked on `approval`, if one is.
+    pub fn wake(&self, approval: &str, decided: Decided) {
+        if let Some(waiting) = self.lock().remove(approval) {
+            let _ = waiting.send(decided);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The approval prompt (§3.7, §6.2): one framework-authored line of facts
+//! the payload cannot say, then the full payload, fenced so that no payload
+//! can close its own fence, with control, zero-width and bidirectional
+//! characters shown escaped, since the approver must see the exact bytes.
+//! Every word of the line comes from the turn record; nothing a tool
+//! returned ever reaches it.
+
+use serde_json::{Value, json};
+
+/// The facts above the payload.
+pub struct PromptFacts<'a> {
+    pub tool: &'a str,
+    /// Which attempt of the turn's budget this call is, and the budget.
+    pub action: u32,
+    pub budget: u32,
+    /// Who asked for the work: a person's username, or a colleague's display
+    /// name; none for a turn no one asked for.
+    pub asked_by: Option<AskedBy<'a>>,
+    /// The payload as the tool will receive it.
+    pub payload: &'a str,
+}
+
+pub enum AskedBy<'a> {
+    Person {
+        username: &'a str,
+        words: &'a str,
+    },
+    Colleague {
+        display_name: &'a str,
+        words: &'a str,
+    },
+}
+
+/// The longest excerpt of the asker's words the line quotes.
+pub const EXCERPT_CHARS: usize = 160;
+
+/// The prompt's text.
+pub fn render(facts: &PromptFacts<'_>) -> String {
+    let asked = match &facts.asked_by {
+        Some(AskedBy::Person { username, words }) => {
+            format!("asked by @{username}: “{}”", excerpt(words))
+        }
+        Some(AskedBy::Colleague {
+            display_name,
+            words,
+        }) => {
+            format!(
+                "asked by the colleague {display_name}: “{}”",
+                excerpt(words)
+            )
+        }
+        None => "no person asked for this turn".to_string(),
+    };
+    let payload = escaped(facts.payload);
+    let fence = fence_for(&payload);
+    format!(
+        "🔐 **Approval needed** for `{tool}` — action {action} of {budget} in this turn; {asked}.\n{fence}json\n{payload}\n{fence}",
+        tool = facts.tool,
+        action = facts.action,
+        budget = facts.budget,
+    )
+}
+
+/// The buttons (contract §C.1): Approve, Deny, Deny with reason, each
+/// calling the decision route with the approval's id and signature.
+pub fn attachments(url: &str, approval: &str, signature: &str) -> Value {
+    let action = |id: &str, name: &str, style: &str| {
+        json!({
+            "id": id,
+            "name": name,
+            "style": style,
+            "integration": {"url": url, "context": {"action": id, "approval": approval, "signature": signature}}
+        })
+    };
+    json!([{
+        "fallback": "An approval is waiting; open Mattermost to decide.",
+        "actions": [
+            action("approve", "Approve", "primary"),
+            action("deny", "Deny", "danger"),
+            action("reason", "Deny with reason", "default"),
+        ]
+    }])
+}
+
+/// The prompt once decided: its text with the outcome, and no buttons.
+pub fn terminal(prompt: &str, outcome: &str) -> String {
+    let head = prompt.replacen("🔐 **Approval needed**", "**Approval decided**", 1);
+    format!("{head}\n{outcome}")
+}
+
+fn excerpt(words: &str) -> String {
+    let flat: String = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= EXCERPT_CHARS {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(EXCERPT_CHARS).collect::<String>())
+    }
+}
+
+/// A fence one backtick longer than the longest run inside, so the payload
+/// cannot close it.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// Control, zero-width and bidirectional characters as `\u{…}`: the
+/// approver sees every byte the tool would get, not what a renderer makes
+/// of them. Newlines and tabs stay, since they render as themselves.
+pub fn escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let hidden = (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}');
+            if hidden {
+                format!("\\u{{{:04X}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s6_2_the_payload_cannot_close_its_fence_and_hidden_characters_show() {
+        let payload = "a ``` b ```` c\u{202E}evil\u{200B}\u{7}";
+        let text = render(&PromptFacts {
+            tool: "mail::send",
+            action: 3,
+            budget: 10,
+            asked_by: Some(AskedBy::Person {
+                username: "ana",
+                words: "please send it",
+            }),
+            payload,
+        });
+        assert!(
+            text.contains("`````json\n"),
+            "a fence longer than any run inside: {text}"
+        );
+        assert!(text.contains("\\u{202E}evil\\u{200B}\\u{0007}"), "{text}");
+        assert!(text.contains("action 3 of 10 in this turn; asked by @ana: “please send it”"));
+    }
+
+    #[test]
+    fn s3_7_a_long_request_is_excerpted() {
+        let words = "word ".repeat(100);
+        let text = render(&PromptFacts {
+            tool: "t::x",
+            action: 1,
+            budget: 2,
+            asked_by: Some(AskedBy::Colleague {
+                display_name: "Theo",
+                words: &words,
+            }),
+            payload: "{}",
+        });
+        assert!(text.contains("asked by the colleague Theo: “word word"));
+        assert!(text.contains("…”"));
+    }
+}

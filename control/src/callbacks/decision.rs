@@ -1,0 +1,296 @@
+//! The decision route (§3.7, §6.4): a click on Approve or Deny, or the
+//! dialog submitting a denial's reason. Any person in the channel may
+//! decide; a click from outside it, from a bot, or on a decided prompt is
+//! answered with an ephemeral line and changes nothing. Two concurrent
+//! clicks record exactly one decision.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use mattermost_wire::model::{Dialog, DialogElement, OpenDialogRequest, SubmitDialogRequest};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use super::DIALOG_ROUTE;
+use crate::approvals::{Decided, prompt, sign};
+use crate::store::AuthorKind;
+use crate::store::decisions::DecisionRecord;
+use crate::turns::services::Services;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct Click {
+    user_id: String,
+    user_name: String,
+    channel_id: String,
+    post_id: String,
+    trigger_id: String,
+    context: ClickContext,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ClickContext {
+    action: String,
+    approval: String,
+    signature: String,
+}
+
+fn ephemeral(text: &str) -> Json<Value> {
+    Json(json!({"ephemeral_text": text}))
+}
+
+/// A click on one of the prompt's buttons.
+pub async fn click(
+    State(services): State<Arc<Services>>,
+    Json(click): Json<Click>,
+) -> Result<Json<Value>, StatusCode> {
+    let context = &click.context;
+    if !sign::verify(
+        &services.decision_key,
+        &context.approval,
+        &context.signature,
+    ) {
+        warn!(post = %click.post_id, "a decision whose signature does not check out");
+        return Err(StatusCode::FORBIDDEN);
+    }
+    let decision = match checked(
+        &services,
+        &context.approval,
+        &click.channel_id,
+        &click.user_id,
+    )
+    .await
+    {
+        Ok(decision) => decision,
+        Err(refusal) => return Ok(ephemeral(&refusal)),
+    };
+    let by = if click.user_name.is_empty() {
+        services
+            .store
+            .call({
+                let (channel, user) = (click.channel_id.clone(), click.user_id.clone());
+                move |s| Ok(s.members(&channel)?.into_iter().find(|m| m.user_id == user))
+            })
+            .await
+            .ok()
+            .flatten()
+            .map(|m| m.username)
+            .unwrap_or_default()
+    } else {
+        click.user_name.clone()
+    };
+    match context.action.as_str() {
+        "approve" => Ok(decide(&services, &decision, Decided::Approved { by }).await),
+        "deny" => Ok(decide(&services, &decision, Decided::Denied { by }).await),
+        "reason" => {
+            open_reason_dialog(&services, &decision, &click.trigger_id, &context.signature).await;
+            Ok(Json(json!({})))
+        }
+        _ => Ok(ephemeral("That button does nothing.")),
+    }
+}
+
+/// The dialog's submission: a denial with its reason.
+pub async fn reason(
+    State(services): State<Arc<Services>>,
+    Json(submission): Json<SubmitDialogRequest>,
+) -> Result<Json<Value>, StatusCode> {
+    if !sign::verify(
+        &services.decision_key,
+        &submission.callback_id,
+        &submission.state,
+    ) {
+        return Err(StatusCode::FORBIDDEN);
+    }
+    if submission.cancelled {
+        return Ok(Json(json!({})));
+    }
+    let decision = match checked(
+        &services,
+        &submission.callback_id,
+        &submission.channel_id,
+        &submission.user_id,
+    )
+    .await
+    {
+        Ok(decision) => decision,
+        Err(refusal) => return Ok(Json(json!({"error": refusal}))),
+    };
+    let reason = submission
+        .submission
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if reason.is_empty() {
+        return Ok(Json(
+            json!({"errors": {"reason": "Say why, or press Deny instead."}}),
+        ));
+    }
+    let channel = submission.channel_id.clone();
+    let user = submission.user_id.clone();
+    let by = services
+        .store
+        .call(move |s| Ok(s.members(&channel)?.into_iter().find(|m| m.user_id == user)))
+        .await
+        .ok()
+        .flatten()
+        .map(|m| m.username)
+        .unwrap_or_default();
+    let answered = decide(
+        &services,
+        &decision,
+        Decided::DeniedWithReason { by, reason },
+    )
+    .await;
+    // A dialog's answer cannot update the prompt: the agent edits it.
+    if let Some(text) = answered.0.get("ephemeral_text").and_then(Value::as_str) {
+        return Ok(Json(json!({"error": text})));
+    }
+    if let (Some(post), Some(update)) = (&decision.prompt_post_id, answered.0.get("update"))
+        && let Some(seat) = services.seat(&decision.agent)
+    {
+        let message = update["message"].as_str().unwrap_or_default();
+        if let Err(error) = seat.rest.replace_post(post, message, json!({})).await {
+            warn!(%error, "could not rewrite the decided prompt");
+        }
+    }
+    Ok(Json(json!({})))
+}
+
+/// The approval, once the clicker may decide on it; else the line they read.
+async fn checked(
+    services: &Services,
+    approval: &str,
+    channel_id: &str,
+    user_id: &str,
+) -> Result<DecisionRecord, String> {
+    let (id, channel, user) = (
+        approval.to_string(),
+        channel_id.to_string(),
+        user_id.to_string(),
+    );
+    let found = services
+        .store
+        .call(move |s| {
+            let decision = s.decision(&id)?;
+            let member = s.members(&channel)?.into_iter().find(|m| m.user_id == user);
+            Ok((decision, member))
+        })
+        .await
+        .map_err(|e| format!("The decision could not be read: {e}"))?;
+    let (Some(decision), member) = found else {
+        return Err("There is no such approval.".into());
+    };
+    if decision.channel_id != channel_id {
+        return Err("This approval belongs to another channel; nothing was decided.".into());
+    }
+    match member {
+        Some(m) if m.kind == AuthorKind::Person => {}
+        Some(_) => return Err("Only a person may decide an approval.".into()),
+        None => return Err("Only a person in this channel may decide this approval.".into()),
+    }
+    if let (Some(outcome), Some(by)) = (&decision.outcome, &decision.decided_by) {
+        return Err(format!(
+            "Already decided: {} by @{by}.",
+            outcome.replace('_', " ")
+        ));
+    }
+    Ok(decision)
+}
+
+/// Records the decision if it is the first; wakes the turn; rewrites the
+/// prompt to its terminal state without buttons.
+async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided) -> Json<Value> {
+    let (id, outcome, by) = (
+        decision.id.clone(),
+        decided.outcome(),
+        decided.by().to_string(),
+    );
+    let reason = match &decided {
+        Decided::DeniedWithReason { reason, .. } => Some(reason.clone()),
+        _ => None,
+    };
+    let now = chrono::Utc::now().timestamp_millis();
+    let won = services
+        .store
+        .call(move |s| s.decide(&id, outcome, &by, reason.as_deref(), now))
+        .await;
+    match won {
+        Ok(true) => {}
+        Ok(false) => {
+            let id = decision.id.clone();
+            let first = services
+                .store
+                .call(move |s| s.decision(&id))
+                .await
+                .ok()
+                .flatten();
+            let said = first
+                .and_then(|d| {
+                    Some(format!(
+                        "Already decided: {} by @{}.",
+                        d.outcome?.replace('_', " "),
+                        d.decided_by?
+                    ))
+                })
+                .unwrap_or_else(|| "Already decided.".into());
+            return ephemeral(&said);
+        }
+        Err(error) => return ephemeral(&format!("The decision could not be recorded: {error}")),
+    }
+    info!(approval = %decision.id, outcome = decided.outcome(), by = decided.by(), "approval decided");
+    let line = match &decided {
+        Decided::Approved { by } => format!("✅ Approved by @{by}."),
+        Decided::Denied { by } => format!("🚫 Denied by @{by}."),
+        Decided::DeniedWithReason { by, reason } => {
+            format!(
+                "🚫 Denied by @{by}, who said: “{}”",
+                prompt::escaped(reason)
+            )
+        }
+    };
+    services.parked.wake(&decision.id, decided);
+    Json(json!({"update": {"message": prompt::terminal(&decision.payload, &line), "props": {}}}))
+}
+
+async fn open_reason_dialog(
+    services: &Services,
+    decision: &DecisionRecord,
+    trigger_id: &str,
+    signature: &str,
+) {
+    let Some(seat) = services.seat(&decision.agent) else {
+        return;
+    };
+    let request = OpenDialogRequest {
+        trigger_id: trigger_id.to_string(),
+        url: format!("{}{DIALOG_ROUTE}", services.callback_url),
+        dialog: Dialog {
+            callback_id: decision.id.clone(),
+            title: "Deny with reason".into(),
+            introduction_text: format!(
+                "Say why you deny {}; the agent reads your reason.",
+                decision.tool.as_deref().unwrap_or("this call")
+            ),
+            elements: vec![DialogElement {
+                display_name: "Reason".into(),
+                name: "reason".into(),
+                kind: "textarea".into(),
+                ..DialogElement::default()
+            }],
+            submit_label: "Deny".into(),
+            state: signature.to_string(),
+            ..Dialog::default()
+        },
+    };
+    let opened: Result<Value, _> = seat.rest.post("actions/dialogs/open", &request).await;
+    if let Err(error) = opened {
+        warn!(%error, "could not open the denial dialog");
+    }
+}

@@ -1,0 +1,56 @@
+//! The callback server (§6.4): what Mattermost calls back — button clicks on
+//! approval prompts and the dialog that carries a denial's reason. It binds
+//! the configured loopback or private address; each request is checked
+//! against the approval's signature, and the clicker against the channel's
+//! people, before anything is recorded.
+
+mod decision;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::post;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use crate::turns::services::Services;
+
+/// The route approval buttons call.
+pub const DECISION_ROUTE: &str = "/mattermost/decision";
+/// The route the denial-reason dialog submits to.
+pub const DIALOG_ROUTE: &str = "/mattermost/dialog";
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen for callbacks on {addr}: {source}")]
+pub struct BindError {
+    pub addr: SocketAddr,
+    pub source: std::io::Error,
+}
+
+/// Binds the callback address; the server then runs until `stop`.
+pub async fn serve(
+    addr: SocketAddr,
+    services: Arc<Services>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), BindError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| BindError { addr, source })?;
+    let router = Router::new()
+        .route(DECISION_ROUTE, post(decision::click))
+        .route(DIALOG_ROUTE, post(decision::reason))
+        .with_state(services);
+    info!(%addr, "listening for Mattermost callbacks");
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = stop.changed().await;
+            })
+            .await;
+        if let Err(error) = served {
+            warn!(%error, "the callback server stopped");
+        }
+    });
+    Ok(())
+}

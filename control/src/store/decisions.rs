@@ -1,0 +1,175 @@
+//! Decisions on approvals (§3.7, §6.2): a row per prompt, no timeout, and a
+//! conditional update so two concurrent clicks record exactly one decision.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Millis, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDecision {
+    pub id: String,
+    pub turn_id: String,
+    pub call_id: String,
+    pub agent: String,
+    pub channel_id: String,
+    pub kind: String,
+    pub tool: String,
+    /// Exactly what the person was shown.
+    pub payload: String,
+    pub requested_at: Millis,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRecord {
+    pub id: String,
+    pub turn_id: String,
+    pub agent: String,
+    pub channel_id: String,
+    pub tool: Option<String>,
+    /// Exactly what the person was shown.
+    pub payload: String,
+    pub prompt_post_id: Option<String>,
+    pub outcome: Option<String>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Store {
+    pub fn open_decision(&self, decision: &NewDecision) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO decisions (id, turn_id, call_id, agent, channel_id, kind, tool, payload, requested_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                decision.id,
+                decision.turn_id,
+                decision.call_id,
+                decision.agent,
+                decision.channel_id,
+                decision.kind,
+                decision.tool,
+                decision.payload,
+                decision.requested_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_prompt_post(&self, id: &str, post_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE decisions SET prompt_post_id = ?2 WHERE id = ?1",
+            params![id, post_id],
+        )?;
+        Ok(())
+    }
+
+    /// Records a decision if none is recorded yet; false when another got
+    /// there first (the second clicker is told so).
+    pub fn decide(
+        &self,
+        id: &str,
+        outcome: &str,
+        by: &str,
+        reason: Option<&str>,
+        at: Millis,
+    ) -> Result<bool, StoreError> {
+        Ok(self.conn.execute(
+            "UPDATE decisions SET outcome = ?2, decided_by = ?3, reason = ?4, decided_at = ?5
+             WHERE id = ?1 AND outcome IS NULL",
+            params![id, outcome, by, reason, at],
+        )? == 1)
+    }
+
+    /// The approval a prompt post asks for.
+    pub fn decision_for_prompt(&self, post_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM decisions WHERE prompt_post_id = ?1",
+                params![post_id],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn decision(&self, id: &str) -> Result<Option<DecisionRecord>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, turn_id, agent, channel_id, tool, payload, prompt_post_id, outcome,
+                        decided_by, reason
+                 FROM decisions WHERE id = ?1",
+                params![id],
+                |row| {
+                    Ok(DecisionRecord {
+                        id: row.get(0)?,
+                        turn_id: row.get(1)?,
+                        agent: row.get(2)?,
+                        channel_id: row.get(3)?,
+                        tool: row.get(4)?,
+                        payload: row.get(5)?,
+                        prompt_post_id: row.get(6)?,
+                        outcome: row.get(7)?,
+                        decided_by: row.get(8)?,
+                        reason: row.get(9)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewTurn, TurnCause};
+
+    #[test]
+    fn s3_7_two_decisions_on_one_prompt_record_exactly_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.db")).expect("open");
+        store
+            .open_turn(&NewTurn {
+                id: "t1".into(),
+                agent: "mira".into(),
+                channel_id: "c1".into(),
+                boot_id: "b".into(),
+                started_at: 1,
+                cause: TurnCause::Post,
+                answers_post_id: None,
+                depth: 0,
+                chain_root: "t1".into(),
+                chain_length: 1,
+                model: "m".into(),
+            })
+            .expect("turn");
+        let decision = NewDecision {
+            id: "d1".into(),
+            turn_id: "t1".into(),
+            call_id: "c".into(),
+            agent: "mira".into(),
+            channel_id: "c1".into(),
+            kind: "approval".into(),
+            tool: "fixture::write".into(),
+            payload: "{}".into(),
+            requested_at: 2,
+        };
+        store.open_decision(&decision).expect("open");
+        let second = NewDecision {
+            id: "d2".into(),
+            ..decision.clone()
+        };
+        assert!(
+            store.open_decision(&second).is_err(),
+            "one live prompt per agent per channel"
+        );
+        assert!(
+            store
+                .decide("d1", "approved", "ana", None, 3)
+                .expect("decide")
+        );
+        assert!(!store.decide("d1", "denied", "bo", None, 4).expect("decide"));
+        let recorded = store.decision("d1").expect("read").expect("row");
+        assert_eq!(recorded.outcome.as_deref(), Some("approved"));
+        assert_eq!(recorded.decided_by.as_deref(), Some("ana"));
+    }
+}

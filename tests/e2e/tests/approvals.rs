@@ -1,0 +1,263 @@
+//! Approvals (§3.7, §5.4, §6.2, §6.4, §8.1): a gated call stops for a
+//! person; the prompt is the agent's, shows the payload, and is decided by
+//! a person in the channel through the signed decision route; the decision
+//! reaches the model only as the call's result.
+
+use collegium_control::store::Store;
+use e2e::Harness;
+use e2e::people::now_ms;
+use e2e::scenario::{calls, ended_turn, reply, store, tool_results, turn_requests};
+use mattermost_wire::model::Post;
+use serde_json::{Value, json};
+
+async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon, record)
+}
+
+fn write_call() -> model_sim::script::Scripted {
+    calls(&[(
+        "fixture__write",
+        json!({"path": "notes/plan.txt", "content": "ship on Friday\u{202E}"}),
+    )])
+}
+
+fn asked_tools(record: &std::path::Path) -> Vec<String> {
+    fixture_toolset::asked(record)
+        .iter()
+        .map(|a| a["tool"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The prompt the agent posted, once it exists.
+async fn prompt(h: &Harness, channel: &str, since: i64) -> Post {
+    h.wait_post(channel, "mira", "Approval needed", since).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_an_approved_call_runs_once_with_its_decision_recorded() {
+    let (h, _daemon, record) = with_fixture().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model
+        .sim
+        .script("demo-model", vec![write_call(), reply("Written.")]);
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(
+        prompt.message.contains("`fixture::write`"),
+        "{}",
+        prompt.message
+    );
+    assert!(
+        prompt
+            .message
+            .contains("action 1 of 10 in this turn; asked by @ana: “write the plan down”")
+    );
+    assert!(
+        prompt
+            .message
+            .contains("\"content\": \"ship on Friday\\u{202E}\""),
+        "the hidden character shows: {}",
+        prompt.message
+    );
+    assert_eq!(prompt.props["collegium_role"], "prompt");
+    assert!(
+        asked_tools(&record).is_empty(),
+        "nothing runs before the decision"
+    );
+    let posts = h.posts(&dm).await;
+    let status = posts
+        .iter()
+        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
+        .expect("the status post opens while the turn waits");
+    assert!(
+        status.message.contains("🔐 _waiting on a decision since"),
+        "{}",
+        status.message
+    );
+
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written.", since).await;
+    assert_eq!(
+        asked_tools(&record),
+        ["write"],
+        "runs once, after the approval"
+    );
+    let decided = h.wait_edit(&prompt.id, "Approved by @ana").await;
+    assert!(
+        decided.attachments().is_empty(),
+        "the decided prompt has no buttons"
+    );
+    let store = store(&h);
+    let turn = ended_turn(&h, "mira", &dm).await;
+    let call = store
+        .turn_events(&turn.id)
+        .expect("trace")
+        .into_iter()
+        .find(|e| e.kind.as_str() == "result" && e.tool.as_deref() == Some("fixture::write"))
+        .and_then(|e| e.call_id)
+        .expect("the write's result");
+    let recorded = store
+        .worker_call(&format!("{}/{call}", turn.id))
+        .expect("query")
+        .expect("dispatched");
+    assert!(
+        recorded.call.decision_id.is_some(),
+        "the dispatch names its decision"
+    );
+    let last = turn_requests(&h).pop().expect("completions");
+    assert!(
+        !last["messages"].to_string().contains("Approval needed"),
+        "the prompt never enters the window"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_4_a_bare_denial_ends_the_turn_and_asks_how_to_proceed() {
+    let (h, _daemon, record) = with_fixture().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script("demo-model", vec![write_call()]);
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    h.click("ana", &prompt.id, "deny").await;
+    let notice = h
+        .wait_post(&dm, "mira", "How would you like me to proceed?", since)
+        .await;
+    assert!(
+        notice.message.contains("@ana denied fixture::write"),
+        "{}",
+        notice.message
+    );
+    assert!(asked_tools(&record).is_empty(), "a denied call never runs");
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("denied"));
+    h.wait_edit(&prompt.id, "Denied by @ana").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_a_denial_with_reason_is_the_calls_result_and_the_turn_continues() {
+    let (h, _daemon, record) = with_fixture().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![write_call(), reply("Understood, I will not write it.")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    h.click("ana", &prompt.id, "reason").await;
+    h.wait_dialog("ana").await;
+    h.submit_dialog("ana", &dm, json!({"reason": "the plan is not final"}))
+        .await;
+    h.wait_post(&dm, "mira", "Understood", since).await;
+    assert!(asked_tools(&record).is_empty());
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert!(
+        results[0].contains("@ana denied it, and said: “the plan is not final”"),
+        "{results:?}"
+    );
+    h.wait_edit(&prompt.id, "the plan is not final").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
+    let (h, _daemon, record) = with_fixture().await;
+    h.person("ana", &["town-square"]).await;
+    h.person("bo", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![write_call(), reply("Done after approval.")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write the plan down").await;
+    let prompt = prompt(&h, &square, since).await;
+    let approval = Store::open(&h.state_dir().join("collegium.db"))
+        .expect("store")
+        .decision_for_prompt(&prompt.id)
+        .expect("query")
+        .expect("the prompt's approval");
+    let callback = h.loaded().config.callbacks.public_url.clone();
+    let key = h.credentials().command.expect("command").token;
+    let forge = |user: &str, signature: &str| {
+        json!({"user_id": user, "channel_id": square, "post_id": prompt.id, "trigger_id": "t",
+               "context": {"action": "approve", "approval": approval, "signature": signature}})
+    };
+    let client = reqwest::Client::new();
+    let unsigned = client
+        .post(format!("{callback}/mattermost/decision"))
+        .json(&forge(&h.user("ana").await.id, "00"))
+        .send()
+        .await
+        .expect("callback");
+    assert_eq!(unsigned.status(), 403, "a forged signature is refused");
+    let signature = collegium_control::approvals::sign::sign(&key, &approval);
+    let outsider = h.person("cy", &[]).await;
+    let answer: Value = client
+        .post(format!("{callback}/mattermost/decision"))
+        .json(&forge(&outsider, &signature))
+        .send()
+        .await
+        .expect("callback")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        answer["ephemeral_text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Only a person in this channel")),
+        "{answer}"
+    );
+    let bot = h.user("theo").await.id;
+    let answer: Value = client
+        .post(format!("{callback}/mattermost/decision"))
+        .json(&forge(&bot, &signature))
+        .send()
+        .await
+        .expect("callback")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        answer["ephemeral_text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Only a person may decide")),
+        "{answer}"
+    );
+    assert!(asked_tools(&record).is_empty(), "nothing was decided");
+
+    h.click("bo", &prompt.id, "approve").await;
+    h.wait_post(&square, "mira", "Done after approval.", since)
+        .await;
+    assert_eq!(asked_tools(&record), ["write"]);
+    // A click that raced the first (its buttons were still on screen) is
+    // told the decision it lost to, and changes nothing.
+    let mut late = forge(&h.user("ana").await.id, &signature);
+    late["context"]["action"] = json!("deny");
+    let answer: Value = client
+        .post(format!("{callback}/mattermost/decision"))
+        .json(&late)
+        .send()
+        .await
+        .expect("callback")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        answer["ephemeral_text"], "Already decided: approved by @bo.",
+        "{answer}"
+    );
+    assert_eq!(asked_tools(&record), ["write"], "the call ran once");
+}
