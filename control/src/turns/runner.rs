@@ -752,6 +752,15 @@ impl<'a> Turn<'a> {
         let id = uuid::Uuid::now_v7().to_string();
         let payload = serde_json::to_string_pretty(value).unwrap_or_default();
         let asker = self.answers.last().cloned();
+        // Agent mentions are stripped from prompts (§4.5): a quoted @name
+        // would address that agent from the prompt.
+        let words = asker.as_ref().map(|post| {
+            crate::context::window::strip_mentions_of_agents(
+                &post.message,
+                &self.services.display_names,
+            )
+        });
+        let words = words.as_deref().unwrap_or_default();
         let asked_by = asker.as_ref().map(|post| match post.author_kind {
             crate::store::AuthorKind::Agent => AskedBy::Colleague {
                 display_name: self
@@ -759,11 +768,11 @@ impl<'a> Turn<'a> {
                     .display_names
                     .get(&post.author_name)
                     .map_or(post.author_name.as_str(), String::as_str),
-                words: &post.message,
+                words,
             },
             _ => AskedBy::Person {
                 username: &post.author_name,
-                words: &post.message,
+                words,
             },
         });
         let text = prompt::render(&prompt::PromptFacts {

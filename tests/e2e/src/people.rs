@@ -25,6 +25,12 @@ impl Harness {
         value
     }
 
+    /// A person on the server who is on no team and in no channel.
+    pub async fn stranger(&self, username: &str) -> String {
+        let user = self.sim_post("users", json!({"username": username})).await;
+        user["id"].as_str().expect("id").to_string()
+    }
+
     /// A person on the team, a member of `channels` (by name).
     pub async fn person(&self, username: &str, channels: &[&str]) -> String {
         let user = self.sim_post("users", json!({"username": username})).await;

@@ -184,6 +184,13 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira write the plan down").await;
     let prompt = prompt(&h, &square, since).await;
+    assert!(
+        prompt
+            .message
+            .contains("asked by @ana: “Mira write the plan down”"),
+        "an agent's mention is stripped from the prompt: {}",
+        prompt.message
+    );
     let approval = Store::open(&h.state_dir().join("collegium.db"))
         .expect("store")
         .decision_for_prompt(&prompt.id)
@@ -204,7 +211,9 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
         .expect("callback");
     assert_eq!(unsigned.status(), 403, "a forged signature is refused");
     let signature = collegium_control::approvals::sign::sign(&key, &approval);
-    let outsider = h.person("cy", &[]).await;
+    // Joining the team joins Town Square, as on a real server: the outsider
+    // is on no team at all.
+    let outsider = h.stranger("cy").await;
     let answer: Value = client
         .post(format!("{callback}/mattermost/decision"))
         .json(&forge(&outsider, &signature))
