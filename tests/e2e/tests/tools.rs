@@ -40,26 +40,17 @@ async fn s5_1_concurrent_calls_run_together_and_their_results_keep_call_order() 
             calls(&[
                 ("fixture__read", json!({"key": "alpha"})),
                 ("lookup", json!({"key": "beta"})),
-                (
-                    "fixture::write",
-                    json!({"path": "notes.txt", "content": "hello"}),
-                ),
             ]),
-            reply("Both keys read; the write needs a person."),
+            reply("Both keys read."),
         ],
     );
     let since = now_ms() - 1;
-    h.say("ana", &dm, "read alpha and beta, then write notes")
-        .await;
+    h.say("ana", &dm, "read alpha and beta").await;
     h.wait_post(&dm, "mira", "Both keys read", since).await;
     let results = tool_results(&turn_requests(&h).pop().expect("completions"));
-    assert_eq!(results.len(), 3);
+    assert_eq!(results.len(), 2);
     assert!(results[0].contains("the value of alpha"), "{results:?}");
     assert!(results[1].contains("beta"), "{results:?}");
-    assert!(
-        results[2].contains("stops for a person's decision"),
-        "{results:?}"
-    );
     let asked: Vec<String> = fixture_toolset::asked(&record)
         .iter()
         .map(|a| a["tool"].as_str().unwrap_or_default().to_string())
@@ -68,13 +59,11 @@ async fn s5_1_concurrent_calls_run_together_and_their_results_keep_call_order() 
         asked.contains(&"read".to_string()) && asked.contains(&"lookup".to_string()),
         "{asked:?}"
     );
-    assert!(
-        !asked.contains(&"write".to_string()),
-        "a gated call never runs ungated"
-    );
     let body = status_post(&h, &dm).await;
-    assert!(body.contains("fixture::read"), "{body}");
-    assert!(body.contains("⛔ fixture::write — refused"), "{body}");
+    assert!(
+        body.contains("fixture::read") && body.contains("fixture::lookup"),
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
