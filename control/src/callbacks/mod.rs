@@ -1,9 +1,11 @@
 //! The callback server (§6.4): what Mattermost calls back — button clicks on
-//! approval prompts and the dialog that carries a denial's reason. It binds
+//! approval prompts, the dialog that carries a denial's reason, and the
+//! `/collegium` command. It binds
 //! the configured loopback or private address; each request is checked
 //! against the approval's signature, and the clicker against the channel's
 //! people, before anything is recorded.
 
+mod command;
 mod decision;
 
 use std::net::SocketAddr;
@@ -40,6 +42,7 @@ pub async fn serve(
     let router = Router::new()
         .route(DECISION_ROUTE, post(decision::click))
         .route(DIALOG_ROUTE, post(decision::reason))
+        .route(crate::commands::ROUTE, post(command::command))
         .with_state(services);
     info!(%addr, "listening for Mattermost callbacks");
     tokio::spawn(async move {

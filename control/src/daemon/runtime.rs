@@ -166,8 +166,15 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         post_limit: post_limit.clone(),
         boot_id: boot.boot_id,
         display_names,
+        controls: crate::turns::control::Controls::default(),
         parked: Arc::new(crate::approvals::Parked::default()),
         decision_key: boot
+            .credentials
+            .command
+            .as_ref()
+            .map(|c| c.token.clone())
+            .unwrap_or_default(),
+        command_token: boot
             .credentials
             .command
             .as_ref()

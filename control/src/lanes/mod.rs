@@ -137,6 +137,7 @@ impl Lanes {
     }
 
     async fn turn_ended(&mut self, outcome: TurnOutcome) {
+        tracing::debug!(turn = %outcome.turn_id, progress = outcome.progress, "lane freed");
         let key = LaneKey {
             agent: outcome.agent.clone(),
             channel_id: outcome.channel_id.clone(),

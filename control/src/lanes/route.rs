@@ -287,11 +287,18 @@ impl Lanes {
                 }
                 Ok(rows)
             })
-            .await
-            .unwrap_or_default();
+            .await;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(error) => {
+                warn!(%error, agent = %key.agent, "could not read the queue to drain it");
+                return;
+            }
+        };
         if rows.is_empty() {
             return;
         }
+        info!(agent = %key.agent, channel = %key.channel_id, rows = rows.len(), "draining the queue");
         let drained: Vec<Queued> = rows
             .iter()
             .map(|(p, _)| Queued {

@@ -79,6 +79,40 @@ impl Store {
         )? == 1)
     }
 
+    /// Decisions still waiting on a person, oldest first, for one agent or
+    /// all (`/collegium approvals`, §8.4): (record, when requested).
+    pub fn open_decisions(
+        &self,
+        agent: Option<&str>,
+    ) -> Result<Vec<(DecisionRecord, Millis)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT id, turn_id, agent, channel_id, tool, payload, prompt_post_id, outcome,
+                    decided_by, reason, requested_at
+             FROM decisions WHERE outcome IS NULL AND (?1 IS NULL OR agent = ?1)
+             ORDER BY requested_at",
+        )?;
+        let rows = statement
+            .query_map(params![agent], |row| {
+                Ok((
+                    DecisionRecord {
+                        id: row.get(0)?,
+                        turn_id: row.get(1)?,
+                        agent: row.get(2)?,
+                        channel_id: row.get(3)?,
+                        tool: row.get(4)?,
+                        payload: row.get(5)?,
+                        prompt_post_id: row.get(6)?,
+                        outcome: row.get(7)?,
+                        decided_by: row.get(8)?,
+                        reason: row.get(9)?,
+                    },
+                    row.get(10)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// The approval a prompt post asks for.
     pub fn decision_for_prompt(&self, post_id: &str) -> Result<Option<String>, StoreError> {
         Ok(self

@@ -50,6 +50,8 @@ pub enum Outcome {
     Denied { by: String, reason: Option<String> },
     /// It was never run: the turn ended first.
     NotRun { why: String },
+    /// A person's stop or kill cancelled it before it ran (§7.5).
+    Cancelled { by: String },
 }
 
 /// One call, resolved as far as it could be.
@@ -88,6 +90,9 @@ impl Executed {
             Outcome::Denied { by, .. } => Disposition::Denied { by: by.clone() },
             Outcome::NotRun { why } => Disposition::Refused {
                 reason: why.clone(),
+            },
+            Outcome::Cancelled { by } => Disposition::Cancelled {
+                by: format!("@{by}"),
             },
         }
     }

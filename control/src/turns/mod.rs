@@ -4,6 +4,7 @@
 
 pub mod assemble;
 pub mod calls;
+pub mod control;
 pub mod fold;
 pub mod rejections;
 pub mod runner;

@@ -29,6 +29,7 @@ use crate::tools::core::{ResultViews, VIEW_MAX_CHARS};
 
 use super::assemble::{AssemblyInput, assemble};
 use super::calls::{self, CallScope, Executed, Outcome};
+use super::control::Halt;
 use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::services::{Seat, Services};
@@ -85,6 +86,8 @@ enum Exit {
     },
     /// Mattermost refused a post the turn owed.
     Delivery(String),
+    /// A person stopped or killed the turn (§7.5).
+    Halted(Halt),
 }
 
 impl Exit {
@@ -100,6 +103,8 @@ impl Exit {
             Self::Store(_) => "store_failure",
             Self::Denied { .. } => "denied",
             Self::Delivery(_) => "delivery_failure",
+            Self::Halted(Halt { kill: false, .. }) => "stopped",
+            Self::Halted(Halt { kill: true, .. }) => "killed",
         }
     }
 
@@ -108,14 +113,19 @@ impl Exit {
     fn allows_progress(&self) -> bool {
         matches!(
             self,
-            Self::Completed | Self::Rejected | Self::BudgetExhausted
+            Self::Completed
+                | Self::Rejected
+                | Self::BudgetExhausted
+                | Self::Denied { .. }
+                | Self::Halted(_)
         )
     }
 
     /// The notice posted for an exit that is not a reply.
     fn notice(&self) -> Option<String> {
         match self {
-            Self::Completed => None,
+            // The command's own notice names the agents it reached.
+            Self::Completed | Self::Halted(_) => None,
             Self::Rejected => Some(
                 "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
             ),
@@ -196,11 +206,16 @@ struct Turn<'a> {
     repeats: TurnResults,
     /// The decision the last approval recorded.
     last_decision: Option<String>,
+    /// Set when a person stops or kills the turn (§7.5).
+    halted: watch::Receiver<Option<Halt>>,
 }
 
 impl<'a> Turn<'a> {
     fn new(services: &'a Services, seat: &'a Seat, start: &'a TurnStart, id: String) -> Self {
         let (typing, _) = watch::channel(false);
+        let halted = services
+            .controls
+            .register(&id, &start.agent, &start.channel_id);
         Self {
             services,
             seat,
@@ -223,6 +238,7 @@ impl<'a> Turn<'a> {
             call_ids: BTreeSet::new(),
             repeats: TurnResults::default(),
             last_decision: None,
+            halted,
         }
     }
 
@@ -379,6 +395,9 @@ impl<'a> Turn<'a> {
             return Exit::Store(error.to_string());
         }
         loop {
+            if let Some(halt) = self.halted_now() {
+                return Exit::Halted(halt);
+            }
             if let Some(exit) = self.relieve_pressure() {
                 return exit;
             }
@@ -420,23 +439,24 @@ impl<'a> Turn<'a> {
         let fold = self.start.fold.clone();
         let provider = &self.seat.provider;
         let mut observe = |_: &crate::inference::StreamEvent| {};
-        let completed = if absorbing {
-            let call = provider.complete(&request, limits, cancel, &mut observe);
-            tokio::pin!(call);
-            tokio::select! {
-                done = &mut call => Some(done),
-                () = fold.arrived() => {
-                    abort.cancel();
-                    let _ = call.await;
-                    None
-                }
+        let mut halted = self.halted.clone();
+        let call = provider.complete(&request, limits, cancel, &mut observe);
+        tokio::pin!(call);
+        // A fold (§4.4) or a kill (§7.5) aborts the completion in flight.
+        let completed = tokio::select! {
+            done = &mut call => Some(done),
+            () = fold.arrived(), if absorbing => {
+                abort.cancel();
+                let _ = call.await;
+                None
             }
-        } else {
-            Some(
-                provider
-                    .complete(&request, limits, cancel, &mut observe)
-                    .await,
-            )
+            () = killed(&mut halted) => {
+                abort.cancel();
+                let _ = call.await;
+                self.completions += 1;
+                let _ = self.typing.send(false);
+                return Err(Exit::Halted(self.halted_now().unwrap_or(Halt { by: String::new(), kill: true })));
+            }
         };
         let _ = self.typing.send(false);
         self.completions += 1;
@@ -507,6 +527,12 @@ impl<'a> Turn<'a> {
     }
 
     async fn handle(&mut self, completion: Completion) -> Option<Exit> {
+        // Stopped: nothing more is posted; calls are recorded as not run.
+        if let Some(halt) = self.halted_now()
+            && completion.tool_calls.is_empty()
+        {
+            return Some(Exit::Halted(halt));
+        }
         if completion.finish == FinishReason::TimeLimit {
             self.time_limit_cuts += 1;
             if self.time_limit_cuts >= 2 {
@@ -664,6 +690,15 @@ impl<'a> Turn<'a> {
                     run.extend(remaining.next());
                 }
             }
+            if let Some(halt) = self.halted_now() {
+                // A stop ends the turn at this boundary: no further calls.
+                for planned in run {
+                    let executed = cancelled(planned, &halt);
+                    self.record_result(executed, limit).await;
+                }
+                exit.get_or_insert(Exit::Halted(halt));
+                continue;
+            }
             let cost = run.iter().filter(|p| !p.budget_exempt).count() as u32;
             let spent = self.attempts + cost > self.seat.agent.limits.action_budget;
             if exit.is_some() || spent {
@@ -728,6 +763,37 @@ impl<'a> Turn<'a> {
             }
         }
         exit
+    }
+
+    fn halted_now(&self) -> Option<Halt> {
+        self.halted.borrow().clone()
+    }
+
+    /// A stop cancels a pending prompt without counting a denial (§7.5):
+    /// recorded as cancelled, rewritten without buttons.
+    async fn cancel_prompt(&self, approval: &str, halt: &Halt) {
+        let (id, by) = (approval.to_string(), halt.by.clone());
+        let now = chrono::Utc::now().timestamp_millis();
+        let record = self
+            .services
+            .store
+            .call(move |s| {
+                s.decide(&id, "cancelled", &by, None, now)?;
+                s.decision(&id)
+            })
+            .await;
+        if let Ok(Some(decision)) = record
+            && let Some(post) = decision.prompt_post_id
+        {
+            let how = if halt.kill { "killed" } else { "stopped" };
+            let text = prompt::terminal(
+                &decision.payload,
+                &format!("✋ Cancelled: @{} {how} the turn.", halt.by),
+            );
+            if let Err(error) = self.seat.rest.replace_post(&post, &text, json!({})).await {
+                warn!(%error, "could not rewrite the cancelled prompt");
+            }
+        }
     }
 
     async fn run_planned(&self, planned: calls::Planned, decision: Option<String>) -> Executed {
@@ -840,9 +906,16 @@ impl<'a> Turn<'a> {
         self.status
             .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
             .await;
-        let decided = waiting
-            .await
-            .map_err(|_| Exit::Store("the wait for a decision was dropped".into()))?;
+        let mut halted = self.halted.clone();
+        let decided = tokio::select! {
+            decided = waiting => decided
+                .map_err(|_| Exit::Store("the wait for a decision was dropped".into()))?,
+            () = stopped(&mut halted) => {
+                let halt = self.halted_now().unwrap_or(Halt { by: String::new(), kill: false });
+                self.cancel_prompt(&id, &halt).await;
+                return Err(Exit::Halted(halt));
+            }
+        };
         self.status
             .set_head(&self.seat.rest, &self.services.store, None, limit)
             .await;
@@ -913,6 +986,10 @@ impl<'a> Turn<'a> {
                 None,
             ),
             Outcome::NotRun { why } => (format!("The call was {why}."), None),
+            Outcome::Cancelled { by } => (
+                format!("The call did not run: @{by} stopped the turn."),
+                None,
+            ),
             Outcome::NotHeld { text } => {
                 self.attempts += 1;
                 if self.rejections.rejected() == AfterRejection::EndTurn {
@@ -1118,6 +1195,10 @@ impl<'a> Turn<'a> {
                 person: by.clone(),
                 how: "Denied".into(),
             },
+            Exit::Halted(halt) => Ending::EndedBy {
+                person: halt.by.clone(),
+                how: if halt.kill { "Killed" } else { "Stopped" }.into(),
+            },
             other => Ending::Other(format!("Ended: {}", other.kind().replace('_', " "))),
         };
         self.status
@@ -1142,7 +1223,7 @@ impl<'a> Turn<'a> {
             exit_kind: exit.kind().to_string(),
             ended_at: chrono::Utc::now().timestamp_millis(),
             ended_by: match exit {
-                Exit::Denied { by, .. } => Some(by.clone()),
+                Exit::Denied { by, .. } | Exit::Halted(Halt { by, .. }) => Some(by.clone()),
                 _ => None,
             },
             context_reach_post_id: self.window_reach.clone(),
@@ -1176,6 +1257,7 @@ impl<'a> Turn<'a> {
         if let Err(error) = recorded {
             warn!(%error, turn = %self.id, "could not record the turn's end");
         }
+        self.services.controls.release(&self.id);
         info!(turn = %self.id, exit = exit.kind(), "turn ended");
         progress
     }
@@ -1212,4 +1294,38 @@ fn planned_tool(planned: &calls::Planned) -> String {
         .resolved
         .as_ref()
         .map_or_else(|_| planned.call.name.clone(), |(t, _, _)| t.to_string())
+}
+
+/// A call a person's stop cancelled before it ran.
+fn cancelled(planned: calls::Planned, halt: &Halt) -> Executed {
+    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
+    Executed {
+        summary: tool
+            .as_ref()
+            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
+        tool,
+        outcome: Outcome::Cancelled {
+            by: halt.by.clone(),
+        },
+        call: planned.call,
+    }
+}
+
+/// Resolves when a person kills the turn; never when the turn's control is
+/// released (the turn is ending anyway).
+async fn killed(halted: &mut watch::Receiver<Option<Halt>>) {
+    if halted
+        .wait_for(|h| h.as_ref().is_some_and(|h| h.kill))
+        .await
+        .is_err()
+    {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Resolves when a person stops or kills the turn.
+async fn stopped(halted: &mut watch::Receiver<Option<Halt>>) {
+    if halted.wait_for(Option::is_some).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }

@@ -59,10 +59,14 @@ pub struct Services {
     pub display_names: BTreeMap<String, String>,
     /// Channel handles configured with respond-to-all triggering (§3.10).
     pub respond_to_all: Vec<String>,
+    /// The turns running now, for `/collegium stop` and `kill` (§7.5).
+    pub controls: super::control::Controls,
     /// Turns parked on a person's decision (§3.7).
     pub parked: Arc<crate::approvals::Parked>,
     /// Mattermost's secret, which signs each approval's buttons (§6.4).
     pub decision_key: String,
+    /// The `/collegium` command's token, which every command request carries.
+    pub command_token: String,
     /// The callback server's public base URL.
     pub callback_url: String,
 }

@@ -243,6 +243,17 @@ impl Harness {
         .await
     }
 
+    /// Types a slash command as `username` in a channel; the server's answer.
+    pub async fn command(&self, username: &str, channel_id: &str, command: &str) -> Value {
+        let response = reqwest::Client::new()
+            .post(self.sim("command"))
+            .json(&json!({"as": username, "channel_id": channel_id, "command": command}))
+            .send()
+            .await
+            .expect("simulator");
+        response.json().await.unwrap_or(Value::Null)
+    }
+
     /// Drops every socket, as a network blip would.
     pub async fn blip(&self) {
         self.sim_post("ws/drop", json!({})).await;

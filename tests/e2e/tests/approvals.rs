@@ -142,6 +142,10 @@ async fn s5_4_a_bare_denial_ends_the_turn_and_asks_how_to_proceed() {
     assert!(asked_tools(&record).is_empty(), "a denied call never runs");
     let turn = ended_turn(&h, "mira", &dm).await;
     assert_eq!(turn.exit_kind.as_deref(), Some("denied"));
+    assert!(
+        store(&h).queued("mira", &dm).expect("queue").is_empty(),
+        "a denial is a person's act: nothing is queued again"
+    );
     h.wait_edit(&prompt.id, "Denied by @ana").await;
 }
 

@@ -1,0 +1,225 @@
+//! The command route (§8.4, §7.5): `/collegium` as Mattermost delivers it,
+//! with the command's token checked on every request (§6.4). A bare
+//! `/collegium` lists the subcommands; `stop` and `kill` halt the turns
+//! running in the channel and say so visibly; `queue` and `approvals` show
+//! what waits. Subcommands not built yet answer that plainly.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::{Form, Json};
+use mattermost_wire::model::NewPost;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use crate::chat::directory::ROLE_PROP;
+use crate::commands;
+use crate::context::window::local_time;
+use crate::store::ChannelKind;
+use crate::turns::control::Halt;
+use crate::turns::services::Services;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct CommandRequest {
+    token: String,
+    user_id: String,
+    user_name: String,
+    channel_id: String,
+    text: String,
+}
+
+fn ephemeral(text: &str) -> Json<Value> {
+    Json(json!({"response_type": "ephemeral", "text": text}))
+}
+
+pub async fn command(
+    State(services): State<Arc<Services>>,
+    Form(request): Form<CommandRequest>,
+) -> Result<Json<Value>, StatusCode> {
+    if services.command_token.is_empty() || !same(&request.token, &services.command_token) {
+        warn!("a command request without the command's token");
+        return Err(StatusCode::UNAUTHORIZED);
+    }
+    let mut words = request.text.split_whitespace();
+    let sub = words.next().unwrap_or_default().to_lowercase();
+    let rest: Vec<&str> = words.collect();
+    info!(user = %request.user_name, subcommand = %sub, "command");
+    Ok(match sub.as_str() {
+        "" | "help" => ephemeral(&commands::listing()),
+        "stop" | "kill" => halt(&services, &request, sub == "kill").await,
+        "queue" => queue(&services, &request, rest.first().copied()).await,
+        "approvals" => approvals(&services, rest.first().copied()).await,
+        known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
+            "`/collegium {known}` is not available in this build yet."
+        )),
+        other => ephemeral(&format!(
+            "There is no subcommand `{other}`.\n{}",
+            commands::listing()
+        )),
+    })
+}
+
+/// Tokens compared in constant time: a timing difference must not reveal
+/// how much of a guessed token was right.
+fn same(given: &str, held: &str) -> bool {
+    let (a, b) = (given.as_bytes(), held.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `stop` and `kill` (§7.5): every turn running here is halted; the notice
+/// names the agents reached by display name, from the system bot, or under
+/// the agent's own account in a direct message. The queue is left as it is.
+async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json<Value> {
+    let halt = Halt {
+        by: request.user_name.clone(),
+        kill,
+    };
+    let reached = services.controls.halt_channel(&request.channel_id, &halt);
+    if reached.is_empty() {
+        return ephemeral("No agent has a turn running here; nothing was stopped.");
+    }
+    let names: Vec<&str> = reached
+        .iter()
+        .map(|a| {
+            services
+                .display_names
+                .get(a)
+                .map_or(a.as_str(), String::as_str)
+        })
+        .collect();
+    let verb = if kill { "Killed" } else { "Stopped" };
+    let text = format!(
+        "{verb} {} here at @{}'s command. Anything queued stays queued.",
+        names.join(" and "),
+        request.user_name
+    );
+    let channel = request.channel_id.clone();
+    let kind = services
+        .store
+        .call(move |s| s.channel(&channel))
+        .await
+        .ok()
+        .flatten()
+        .map(|c| c.kind);
+    let rest = match (kind, reached.first().and_then(|a| services.seat(a))) {
+        (Some(ChannelKind::Direct | ChannelKind::Group), Some(seat)) => &seat.rest,
+        _ => &services.system_bot.rest,
+    };
+    let notice = NewPost {
+        channel_id: request.channel_id.clone(),
+        message: text,
+        props: json!({ROLE_PROP: "notice"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        ..NewPost::default()
+    };
+    if let Err(error) = rest.create_post(&notice).await {
+        warn!(%error, "could not post the stop notice");
+        return ephemeral(&format!(
+            "{verb} {}, but the notice could not be posted: {error}",
+            names.join(" and ")
+        ));
+    }
+    Json(json!({}))
+}
+
+/// `queue {agent}` (§8.4): the lane here and what waits in it.
+async fn queue(services: &Services, request: &CommandRequest, agent: Option<&str>) -> Json<Value> {
+    let Some(agent) = agent.map(|a| a.trim_start_matches('@').to_lowercase()) else {
+        return ephemeral("Name the agent: `/collegium queue {agent}`.");
+    };
+    if services.seat(&agent).is_none() {
+        return ephemeral(&format!("There is no agent @{agent}."));
+    }
+    let display = services
+        .display_names
+        .get(&agent)
+        .cloned()
+        .unwrap_or_else(|| agent.clone());
+    let running = services.controls.is_running(&agent, &request.channel_id);
+    let (lane_agent, channel) = (agent.clone(), request.channel_id.clone());
+    let rows = services
+        .store
+        .call(move |s| {
+            let mut rows = Vec::new();
+            for (id, queued_at) in s.queued_rows(&lane_agent, &channel)? {
+                rows.push((s.post(&id)?, id, queued_at));
+            }
+            Ok(rows)
+        })
+        .await
+        .unwrap_or_default();
+    let mut out = format!(
+        "{display} here: {}. {} queued.",
+        if running { "a turn is running" } else { "idle" },
+        rows.len()
+    );
+    for (post, id, at) in rows {
+        let by = post.map(|p| p.author_name).unwrap_or_else(|| "?".into());
+        let _ = write!(
+            out,
+            "\n- post {id} by {by}, queued {}",
+            local_time(at, services.timezone)
+        );
+    }
+    ephemeral(&out)
+}
+
+/// `approvals [{agent}]` (§8.4): every approval still waiting on a person.
+async fn approvals(services: &Services, agent: Option<&str>) -> Json<Value> {
+    let agent = agent.map(|a| a.trim_start_matches('@').to_lowercase());
+    let open = services
+        .store
+        .call(move |s| {
+            let mut open = Vec::new();
+            for (decision, at) in s.open_decisions(agent.as_deref())? {
+                let channel = s.channel(&decision.channel_id)?;
+                open.push((decision, at, channel));
+            }
+            Ok(open)
+        })
+        .await
+        .unwrap_or_default();
+    if open.is_empty() {
+        return ephemeral("No approval is waiting on a person.");
+    }
+    let mut out = format!("{} waiting on a person, oldest first:", open.len());
+    for (decision, at, channel) in open {
+        let display = services
+            .display_names
+            .get(&decision.agent)
+            .cloned()
+            .unwrap_or_else(|| decision.agent.clone());
+        let place = match channel {
+            Some(c) if !c.name.is_empty() => format!("~{}", c.name),
+            Some(c) => format!("a direct message ({})", c.display_name),
+            None => "an unknown channel".into(),
+        };
+        let _ = write!(
+            out,
+            "\n- {display} in {place}: {} since {} (prompt post {})",
+            decision.tool.as_deref().unwrap_or("a call"),
+            local_time(at, services.timezone),
+            decision.prompt_post_id.as_deref().unwrap_or("not posted")
+        );
+    }
+    ephemeral(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn s6_4_tokens_compare_whole() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abd", "abc"));
+        assert!(!same("ab", "abc"));
+        assert!(!same("", "abc"));
+    }
+}

@@ -1,0 +1,153 @@
+//! `/collegium` (§7.5, §8.4, §6.4): the command's token checked on every
+//! request; a bare command lists the subcommands; stop and kill halt the
+//! turns in the channel visibly, never clearing the queue; queue and
+//! approvals show what waits.
+
+use e2e::Harness;
+use e2e::people::now_ms;
+use e2e::scenario::{calls, completions_reach, ended_turn, reply, store};
+use model_sim::script::Scripted;
+use serde_json::json;
+
+async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon, record)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused() {
+    let (h, _daemon, _record) = with_fixture().await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.command("ana", &square, "/collegium").await;
+    h.wait_ephemeral("ana", "Usage: /collegium").await;
+    let callback = h.loaded().config.callbacks.public_url.clone();
+    let forged = reqwest::Client::new()
+        .post(format!("{callback}/mattermost/command"))
+        .form(&[
+            ("token", "guessed"),
+            ("user_name", "ana"),
+            ("channel_id", square.as_str()),
+            ("text", "stop"),
+        ])
+        .send()
+        .await
+        .expect("callback");
+    assert_eq!(forged.status(), 401, "the command's token is required");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
+    let (h, _daemon, record) = with_fixture().await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[(
+            "fixture__write",
+            json!({"path": "a.txt", "content": "x"}),
+        )])],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write it").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    h.command("ana", &square, "/collegium approvals").await;
+    h.wait_ephemeral("ana", "1 waiting on a person").await;
+    h.command("ana", &square, "/collegium stop").await;
+    let notice = h
+        .wait_post(
+            &square,
+            "collegium",
+            "Stopped Mira here at @ana's command",
+            since,
+        )
+        .await;
+    assert!(
+        !notice.message.contains("@mira"),
+        "agents are named without @"
+    );
+    h.wait_edit(&prompt.id, "Cancelled: @ana stopped the turn")
+        .await;
+    let turn = ended_turn(&h, "mira", &square).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("stopped"));
+    let store = store(&h);
+    let approval = store
+        .decision_for_prompt(&prompt.id)
+        .expect("query")
+        .expect("approval");
+    let decision = store.decision(&approval).expect("query").expect("row");
+    assert_eq!(
+        decision.outcome.as_deref(),
+        Some("cancelled"),
+        "a stop is not a denial"
+    );
+    assert!(
+        fixture_toolset::asked(&record).is_empty(),
+        "the write never ran"
+    );
+    let status = h
+        .posts(&square)
+        .await
+        .into_iter()
+        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
+        .expect("status post");
+    h.wait_edit(&status.id, "Stopped by @ana").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
+    let (h, _daemon, _record) = with_fixture().await;
+    h.person("ana", &["town-square"]).await;
+    h.person("bo", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("Never posted.".into()),
+                hold: Some("slow".into()),
+                ..Default::default()
+            },
+            reply("Bo's answer, after the kill."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira a long task").await;
+    completions_reach(&h, 1).await;
+    let queued = h.say("bo", &square, "@mira a question from bo").await;
+    h.wait_reaction(&queued.id, "mira", "eyes").await;
+    h.command("ana", &square, "/collegium queue mira").await;
+    h.wait_ephemeral("ana", "a turn is running. 1 queued.")
+        .await;
+    h.command("ana", &square, "/collegium kill").await;
+    h.wait_post(
+        &square,
+        "collegium",
+        "Killed Mira here at @ana's command",
+        since,
+    )
+    .await;
+    // A kill is a person's act: the queue drains into the next turn.
+    h.wait_post(&square, "mira", "Bo's answer", since).await;
+    let turns = store(&h).turns_of("mira", &square).expect("turns");
+    assert_eq!(turns[0].exit_kind.as_deref(), Some("killed"));
+    assert_eq!(
+        turns[1].answers_post_id.as_deref(),
+        Some(queued.id.as_str())
+    );
+    h.model.sim.release("slow");
+    assert!(
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("Never posted.")),
+        "the aborted completion is never posted"
+    );
+}
