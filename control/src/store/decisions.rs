@@ -85,29 +85,14 @@ impl Store {
         &self,
         agent: Option<&str>,
     ) -> Result<Vec<(DecisionRecord, Millis)>, StoreError> {
-        let mut statement = self.conn.prepare(
-            "SELECT id, turn_id, agent, channel_id, tool, payload, prompt_post_id, outcome,
-                    decided_by, reason, requested_at
-             FROM decisions WHERE outcome IS NULL AND (?1 IS NULL OR agent = ?1)
-             ORDER BY requested_at",
-        )?;
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {DECISION_COLUMNS}, requested_at FROM decisions
+             WHERE outcome IS NULL AND (?1 IS NULL OR agent = ?1)
+             ORDER BY requested_at"
+        ))?;
         let rows = statement
             .query_map(params![agent], |row| {
-                Ok((
-                    DecisionRecord {
-                        id: row.get(0)?,
-                        turn_id: row.get(1)?,
-                        agent: row.get(2)?,
-                        channel_id: row.get(3)?,
-                        tool: row.get(4)?,
-                        payload: row.get(5)?,
-                        prompt_post_id: row.get(6)?,
-                        outcome: row.get(7)?,
-                        decided_by: row.get(8)?,
-                        reason: row.get(9)?,
-                    },
-                    row.get(10)?,
-                ))
+                Ok((read_decision(row)?, row.get(10)?))
             })?
             .collect::<Result<_, _>>()?;
         Ok(rows)
@@ -129,27 +114,30 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT id, turn_id, agent, channel_id, tool, payload, prompt_post_id, outcome,
-                        decided_by, reason
-                 FROM decisions WHERE id = ?1",
+                &format!("SELECT {DECISION_COLUMNS} FROM decisions WHERE id = ?1"),
                 params![id],
-                |row| {
-                    Ok(DecisionRecord {
-                        id: row.get(0)?,
-                        turn_id: row.get(1)?,
-                        agent: row.get(2)?,
-                        channel_id: row.get(3)?,
-                        tool: row.get(4)?,
-                        payload: row.get(5)?,
-                        prompt_post_id: row.get(6)?,
-                        outcome: row.get(7)?,
-                        decided_by: row.get(8)?,
-                        reason: row.get(9)?,
-                    })
-                },
+                read_decision,
             )
             .optional()?)
     }
+}
+
+const DECISION_COLUMNS: &str = "id, turn_id, agent, channel_id, tool, payload, prompt_post_id, \
+     outcome, decided_by, reason";
+
+fn read_decision(row: &rusqlite::Row<'_>) -> rusqlite::Result<DecisionRecord> {
+    Ok(DecisionRecord {
+        id: row.get(0)?,
+        turn_id: row.get(1)?,
+        agent: row.get(2)?,
+        channel_id: row.get(3)?,
+        tool: row.get(4)?,
+        payload: row.get(5)?,
+        prompt_post_id: row.get(6)?,
+        outcome: row.get(7)?,
+        decided_by: row.get(8)?,
+        reason: row.get(9)?,
+    })
 }
 
 #[cfg(test)]
