@@ -19,7 +19,7 @@ use crate::chat::directory::ROLE_PROP;
 use crate::commands;
 use crate::context::window::local_time;
 use crate::store::ChannelKind;
-use crate::turns::control::Halt;
+use crate::turns::control::{Halt, Steer, SteerRefused};
 use crate::turns::services::Services;
 
 #[derive(Deserialize, Default)]
@@ -53,6 +53,7 @@ pub async fn command(
         "stop" | "kill" => halt(&services, &request, sub == "kill").await,
         "queue" => queue(&services, &request, rest.first().copied()).await,
         "approvals" => approvals(&services, rest.first().copied()).await,
+        "steer" => steer(&services, &request, &rest),
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
@@ -126,6 +127,47 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
         ));
     }
     Json(json!({}))
+}
+
+/// `steer [agent] text` (§7.5): one instruction to the turn running here,
+/// as the person speaking. Several running and none named: refused, never
+/// guessed; nothing running: said, and the text discarded.
+fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
+    let named = words
+        .first()
+        .map(|w| w.trim_start_matches('@').to_lowercase())
+        .filter(|w| services.seat(w).is_some() && words.len() > 1);
+    let text = if named.is_some() { &words[1..] } else { words }.join(" ");
+    if text.is_empty() {
+        return ephemeral("Say what to steer with: `/collegium steer [{agent}] {text}`.");
+    }
+    let name = |agent: &str| {
+        services
+            .display_names
+            .get(agent)
+            .cloned()
+            .unwrap_or_else(|| agent.to_string())
+    };
+    match services.controls.steer(
+        &request.channel_id,
+        named.as_deref(),
+        Steer {
+            by: request.user_name.clone(),
+            text,
+        },
+    ) {
+        Ok(agent) => ephemeral(&format!("Steering {}.", name(&agent))),
+        Err(SteerRefused::NothingRunning) => {
+            ephemeral("No agent has a turn running here to steer; your text was discarded.")
+        }
+        Err(SteerRefused::Several(agents)) => {
+            let names: Vec<String> = agents.iter().map(|a| name(a)).collect();
+            ephemeral(&format!(
+                "Several agents are running here ({}); name one: `/collegium steer {{agent}} {{text}}`.",
+                names.join(", ")
+            ))
+        }
+    }
 }
 
 /// `queue {agent}` (§8.4): the lane here and what waits in it.

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// Who halted a turn, and how hard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,10 +18,33 @@ pub struct Halt {
     pub kill: bool,
 }
 
+/// A person's instruction to a running turn (§7.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Steer {
+    pub by: String,
+    pub text: String,
+}
+
+/// Why a steer reached no turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SteerRefused {
+    /// Nothing runs here (for that agent).
+    NothingRunning,
+    /// Several agents run here and none was named: never guessed.
+    Several(Vec<String>),
+}
+
 struct Running {
     agent: String,
     channel_id: String,
     halt: watch::Sender<Option<Halt>>,
+    steer: mpsc::UnboundedSender<Steer>,
+}
+
+/// What a running turn listens to.
+pub struct TurnSignals {
+    pub halted: watch::Receiver<Option<Halt>>,
+    pub steers: mpsc::UnboundedReceiver<Steer>,
 }
 
 /// The turns running now, by turn id.
@@ -37,23 +60,48 @@ impl Controls {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a turn; the receiver says when a person halts it.
-    pub fn register(
-        &self,
-        turn_id: &str,
-        agent: &str,
-        channel_id: &str,
-    ) -> watch::Receiver<Option<Halt>> {
+    /// Registers a turn; what it returns says when a person halts or
+    /// steers it.
+    pub fn register(&self, turn_id: &str, agent: &str, channel_id: &str) -> TurnSignals {
         let (halt, halted) = watch::channel(None);
+        let (steer, steers) = mpsc::unbounded_channel();
         self.lock().insert(
             turn_id.to_string(),
             Running {
                 agent: agent.to_string(),
                 channel_id: channel_id.to_string(),
                 halt,
+                steer,
             },
         );
-        halted
+        TurnSignals { halted, steers }
+    }
+
+    /// Hands a steer to the turn running in the channel: the named agent's,
+    /// or the only one running; the agent reached.
+    pub fn steer(
+        &self,
+        channel_id: &str,
+        agent: Option<&str>,
+        steer: Steer,
+    ) -> Result<String, SteerRefused> {
+        let running = self.lock();
+        let mut here: Vec<&Running> = running
+            .values()
+            .filter(|r| r.channel_id == channel_id)
+            .filter(|r| agent.is_none_or(|a| r.agent == a))
+            .collect();
+        here.sort_by(|a, b| a.agent.cmp(&b.agent));
+        match here.as_slice() {
+            [] => Err(SteerRefused::NothingRunning),
+            [one] => {
+                let _ = one.steer.send(steer);
+                Ok(one.agent.clone())
+            }
+            several => Err(SteerRefused::Several(
+                several.iter().map(|r| r.agent.clone()).collect(),
+            )),
+        }
     }
 
     pub fn release(&self, turn_id: &str) {
@@ -90,8 +138,8 @@ mod tests {
     #[test]
     fn s7_5_a_halt_reaches_the_turns_of_its_channel_only() {
         let controls = Controls::default();
-        let here = controls.register("t1", "mira", "c1");
-        let elsewhere = controls.register("t2", "theo", "c2");
+        let here = controls.register("t1", "mira", "c1").halted;
+        let elsewhere = controls.register("t2", "theo", "c2").halted;
         let halt = Halt {
             by: "ana".into(),
             kill: false,

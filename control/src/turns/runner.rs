@@ -29,7 +29,7 @@ use crate::tools::core::{ResultViews, VIEW_MAX_CHARS};
 
 use super::assemble::{AssemblyInput, assemble};
 use super::calls::{self, CallScope, Executed, Outcome};
-use super::control::Halt;
+use super::control::{Halt, Steer};
 use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::services::{Seat, Services};
@@ -208,12 +208,15 @@ struct Turn<'a> {
     last_decision: Option<String>,
     /// Set when a person stops or kills the turn (§7.5).
     halted: watch::Receiver<Option<Halt>>,
+    /// Steers from people, and those received but not yet handed over.
+    steers: Option<tokio::sync::mpsc::UnboundedReceiver<Steer>>,
+    steered: Vec<Steer>,
 }
 
 impl<'a> Turn<'a> {
     fn new(services: &'a Services, seat: &'a Seat, start: &'a TurnStart, id: String) -> Self {
         let (typing, _) = watch::channel(false);
-        let halted = services
+        let signals = services
             .controls
             .register(&id, &start.agent, &start.channel_id);
         Self {
@@ -238,7 +241,9 @@ impl<'a> Turn<'a> {
             call_ids: BTreeSet::new(),
             repeats: TurnResults::default(),
             last_decision: None,
-            halted,
+            halted: signals.halted,
+            steers: Some(signals.steers),
+            steered: Vec::new(),
         }
     }
 
@@ -398,11 +403,13 @@ impl<'a> Turn<'a> {
             if let Some(halt) = self.halted_now() {
                 return Exit::Halted(halt);
             }
+            self.hand_over_steers().await;
             if let Some(exit) = self.relieve_pressure() {
                 return exit;
             }
             let completion = match self.complete().await {
                 Ok(Some(completion)) => completion,
+                Ok(None) if !self.steered.is_empty() => continue,
                 Ok(None) => {
                     // A fold: the fragments joined; assemble again (§4.4).
                     if let Err(error) = self.assemble().await {
@@ -440,6 +447,7 @@ impl<'a> Turn<'a> {
         let provider = &self.seat.provider;
         let mut observe = |_: &crate::inference::StreamEvent| {};
         let mut halted = self.halted.clone();
+        let mut steers = self.steers.take();
         let call = provider.complete(&request, limits, cancel, &mut observe);
         tokio::pin!(call);
         // A fold (§4.4) or a kill (§7.5) aborts the completion in flight.
@@ -450,6 +458,16 @@ impl<'a> Turn<'a> {
                 let _ = call.await;
                 None
             }
+            Some(steer) = next_steer(&mut steers) => {
+                // A steer aborts the completion in flight (§7.5).
+                abort.cancel();
+                let _ = call.await;
+                self.steers = steers;
+                self.steered.push(steer);
+                self.completions += 1;
+                let _ = self.typing.send(false);
+                return Ok(None);
+            }
             () = killed(&mut halted) => {
                 abort.cancel();
                 let _ = call.await;
@@ -458,6 +476,7 @@ impl<'a> Turn<'a> {
                 return Err(Exit::Halted(self.halted_now().unwrap_or(Halt { by: String::new(), kill: true })));
             }
         };
+        self.steers = steers;
         let _ = self.typing.send(false);
         self.completions += 1;
         let Some(completed) = completed else {
@@ -763,6 +782,38 @@ impl<'a> Turn<'a> {
             }
         }
         exit
+    }
+
+    /// Steers received since the last completion arrive as the person
+    /// speaking, prefixed with their name; each costs one attempt and is a
+    /// line on the status post (§7.5).
+    async fn hand_over_steers(&mut self) {
+        if let Some(steers) = self.steers.as_mut() {
+            while let Ok(steer) = steers.try_recv() {
+                self.steered.push(steer);
+            }
+        }
+        let limit = self.services.post_limit.get();
+        for steer in std::mem::take(&mut self.steered) {
+            self.attempts += 1;
+            self.own.push(Message::User(format!(
+                "[@{} steers this turn] {}",
+                steer.by, steer.text
+            )));
+            self.trace(
+                TraceKind::Steer,
+                None,
+                None,
+                None,
+                Some(steer.text.clone()),
+                Some(json!({"by": steer.by}).to_string()),
+            )
+            .await;
+            let note = format!("🧭 steered by @{}", steer.by);
+            self.status
+                .note(&self.seat.rest, &self.services.store, &note, true, limit)
+                .await;
+        }
     }
 
     fn halted_now(&self) -> Option<Halt> {
@@ -1327,5 +1378,15 @@ async fn killed(halted: &mut watch::Receiver<Option<Halt>>) {
 async fn stopped(halted: &mut watch::Receiver<Option<Halt>>) {
     if halted.wait_for(Option::is_some).await.is_err() {
         std::future::pending::<()>().await;
+    }
+}
+
+/// The next steer, where the turn listens for them.
+async fn next_steer(
+    steers: &mut Option<tokio::sync::mpsc::UnboundedReceiver<Steer>>,
+) -> Option<Steer> {
+    match steers {
+        Some(steers) => steers.recv().await,
+        None => std::future::pending().await,
     }
 }

@@ -151,3 +151,56 @@ async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
         "the aborted completion is never posted"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking() {
+    let (h, _daemon, _record) = with_fixture().await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.command("ana", &square, "/collegium steer use euros")
+        .await;
+    h.wait_ephemeral("ana", "your text was discarded").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("An answer in dollars.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("The total is 40 euros."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira what is the total?").await;
+    completions_reach(&h, 1).await;
+    h.command("ana", &square, "/collegium steer mira use euros")
+        .await;
+    h.wait_ephemeral("ana", "Steering Mira.").await;
+    h.wait_post(&square, "mira", "40 euros", since).await;
+    h.model.sim.release("first");
+    let requests = e2e::scenario::turn_requests(&h);
+    let last = requests.last().expect("completions");
+    assert!(
+        last["messages"]
+            .to_string()
+            .contains("[@ana steers this turn] use euros"),
+        "{last}"
+    );
+    assert!(
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("dollars")),
+        "the steered completion is discarded"
+    );
+    let turn = ended_turn(&h, "mira", &square).await;
+    assert!(
+        store(&h)
+            .turn_events(&turn.id)
+            .expect("trace")
+            .iter()
+            .any(|e| e.kind.as_str() == "steer" && e.content.as_deref() == Some("use euros")),
+        "the steer is in the trace"
+    );
+}
