@@ -16,6 +16,7 @@ pub mod inference;
 pub mod lanes;
 pub mod ownership;
 pub mod queue;
+pub mod restart;
 pub mod skills;
 pub mod status;
 pub mod store;

@@ -111,7 +111,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             "declaration registry complete"
         );
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
-        record_start(&store, &boot_id).await?;
+        let (previous, started) = record_start(&store, &boot_id).await?;
         let workers = toolsets
             .running
             .iter()
@@ -125,6 +125,8 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             signer,
             store: store.clone(),
             boot_id: boot_id.clone(),
+            previous,
+            started,
         })
         .await;
         let served = match agents {
@@ -159,7 +161,10 @@ impl Signals {
 }
 
 /// Records this run, and says how the previous one ended (§7.3).
-async fn record_start(store: &StoreHandle, boot_id: &str) -> Result<(), DaemonError> {
+async fn record_start(
+    store: &StoreHandle,
+    boot_id: &str,
+) -> Result<(Option<crate::store::ProcessRun>, i64), DaemonError> {
     let version = env!("CARGO_PKG_VERSION");
     let started = now_millis();
     {
@@ -172,7 +177,7 @@ async fn record_start(store: &StoreHandle, boot_id: &str) -> Result<(), DaemonEr
         let boot_id = boot_id.to_string();
         store.call(move |s| s.previous_run(&boot_id)).await?
     };
-    match previous {
+    match &previous {
         Some(run) => match run.stopped_at {
             Some(stopped) => info!(
                 previous_boot = %run.boot_id,
@@ -188,7 +193,7 @@ async fn record_start(store: &StoreHandle, boot_id: &str) -> Result<(), DaemonEr
         None => info!("first run against this store"),
     }
     info!(boot_id = %boot_id, version, "collegium is running");
-    Ok(())
+    Ok((previous, started))
 }
 
 /// Stamps liveness until a stop signal, then records the clean stop.

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
-use tracing::info;
+use tracing::{info, warn};
 
 use super::DaemonError;
 use crate::chat::Rest;
@@ -49,6 +49,9 @@ pub struct Boot<'a> {
     pub signer: collegium_worker_kit::grant::GrantSigner,
     pub store: StoreHandle,
     pub boot_id: String,
+    /// The previous run, for the restart sweep and its notice (§7.3).
+    pub previous: Option<crate::store::ProcessRun>,
+    pub started: i64,
 }
 
 /// Starts the agents.
@@ -192,7 +195,35 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
             .map(|c| c.name.clone())
             .collect(),
     });
+    let swept = match crate::restart::sweep(&services, boot.previous.as_ref()).await {
+        Ok(swept) => swept,
+        Err(error) => {
+            warn!(%error, "the restart sweep failed; abandoned turns stay open");
+            crate::restart::Swept::default()
+        }
+    };
     let lanes = Lanes::spawn(services.clone());
+    for (agent, channel_id) in &swept.requeued {
+        let _ = lanes
+            .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
+                agent: agent.clone(),
+                channel_id: channel_id.clone(),
+            }))
+            .await;
+    }
+    if let Ok(Some(main)) = system_rest
+        .channel_by_name(&boot.credentials.team_id, &config.deployment.main_channel)
+        .await
+    {
+        crate::restart::post_notice(
+            &services,
+            &main.id,
+            boot.previous.as_ref(),
+            boot.started,
+            &swept,
+        )
+        .await;
+    }
     let (stop, stopped) = watch::channel(false);
     crate::callbacks::serve(config.callbacks.bind, services.clone(), stopped.clone())
         .await

@@ -33,6 +33,9 @@ pub enum LaneInput {
         via: ObservedVia,
     },
     TurnEnded(TurnOutcome),
+    /// Drain the lane if it is idle: the boot sweep queued posts again
+    /// (§7.3).
+    Drain(LaneKey),
     DebounceDue {
         lane: LaneKey,
         generation: u64,
@@ -94,6 +97,7 @@ impl Lanes {
         match input {
             LaneInput::Post { post, via } => self.post(*post, via).await,
             LaneInput::TurnEnded(outcome) => self.turn_ended(outcome).await,
+            LaneInput::Drain(key) => self.drain(key).await,
             LaneInput::DebounceDue { lane, generation } => self.debounce_due(lane, generation),
         }
     }

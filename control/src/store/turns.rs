@@ -324,3 +324,66 @@ impl Store {
 fn clamp(tokens: u64) -> i64 {
     i64::try_from(tokens).unwrap_or(i64::MAX)
 }
+
+/// What the boot sweep needs to know of a turn a restart cut off (§7.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbandonedTurn {
+    pub id: String,
+    pub agent: String,
+    pub channel_id: String,
+    pub answers_post_id: Option<String>,
+    pub status_post_id: Option<String>,
+    /// It posted a reply, parked on a person, or dispatched a call that is
+    /// not safe to run again.
+    pub had_effects: bool,
+    /// It made at least one completion.
+    pub completed_once: bool,
+}
+
+impl Store {
+    /// Turns another boot left without an end.
+    pub fn abandoned_turns(&self, boot_id: &str) -> Result<Vec<AbandonedTurn>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT t.id, t.agent, t.channel_id, t.answers_post_id, t.status_post_id,
+                    EXISTS (SELECT 1 FROM posts p WHERE p.turn_id = t.id AND p.role IN ('reply', 'unit_post'))
+                    OR EXISTS (SELECT 1 FROM decisions d WHERE d.turn_id = t.id)
+                    OR EXISTS (SELECT 1 FROM worker_calls w WHERE w.turn_id = t.id AND w.retryable = 0
+                               AND (w.outcome IS NULL OR w.outcome <> 'not_sent')),
+                    EXISTS (SELECT 1 FROM turn_events e WHERE e.turn_id = t.id AND e.kind = 'completion')
+             FROM turns t WHERE t.ended_at IS NULL AND t.boot_id <> ?1
+             ORDER BY t.started_at",
+        )?;
+        let rows = statement
+            .query_map(params![boot_id], |row| {
+                Ok(AbandonedTurn {
+                    id: row.get(0)?,
+                    agent: row.get(1)?,
+                    channel_id: row.get(2)?,
+                    answers_post_id: row.get(3)?,
+                    status_post_id: row.get(4)?,
+                    had_effects: row.get(5)?,
+                    completed_once: row.get(6)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// Prompts of a turn still waiting on a person: (decision, prompt post,
+    /// what the person was shown).
+    pub fn open_prompts_of(
+        &self,
+        turn_id: &str,
+    ) -> Result<Vec<(String, Option<String>, String)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT id, prompt_post_id, payload FROM decisions
+             WHERE turn_id = ?1 AND outcome IS NULL",
+        )?;
+        let rows = statement
+            .query_map(params![turn_id], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}
