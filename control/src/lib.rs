@@ -14,6 +14,7 @@ pub mod context;
 pub mod daemon;
 pub mod inference;
 pub mod lanes;
+pub mod loops;
 pub mod ownership;
 pub mod queue;
 pub mod restart;

@@ -387,3 +387,32 @@ impl Store {
         Ok(rows)
     }
 }
+
+impl Store {
+    /// A turn's agent, depth, chain root and chain length, and the post it
+    /// answered.
+    pub fn lineage_of(
+        &self,
+        turn_id: &str,
+    ) -> Result<Option<(String, u32, String, u32, Option<String>)>, StoreError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT agent, depth, chain_root, chain_length, answers_post_id FROM turns WHERE id = ?1",
+                params![turn_id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)),
+            )
+            .optional()?)
+    }
+
+    /// How many turns carry a chain root (§7.4): admission counts by root.
+    pub fn chain_count(&self, root: &str) -> Result<u32, StoreError> {
+        let count: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM turns WHERE chain_root = ?1",
+            params![root],
+            |row| row.get(0),
+        )?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+}

@@ -26,6 +26,9 @@ pub enum Rejection {
     CutOff { length: usize },
     /// Mattermost refused the post for a reason of its own.
     Undeliverable { reason: String },
+    /// The reply hands work to a colleague, and the work has reached the
+    /// delegation (depth) or chain limit (§7.4).
+    LimitReached { what: String },
 }
 
 /// How many times one line may appear before a reply made mostly of it is
@@ -65,6 +68,11 @@ impl Rejection {
             Self::Undeliverable { reason } => {
                 format!("Your reply was not posted: Mattermost refused it ({reason}).")
             }
+            Self::LimitReached { what } => format!(
+                "Your reply was not posted: it hands work to a colleague, and this work has \
+                 reached {what}. Reply without addressing a colleague, and say that a person \
+                 needs to pick this up."
+            ),
             Self::CallAsProse => {
                 "Your reply was not posted: it holds a tool call written as text, \
                  which runs nothing. Call the tool through the tool interface, or write prose."

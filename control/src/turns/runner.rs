@@ -88,6 +88,10 @@ enum Exit {
     Delivery(String),
     /// A person stopped or killed the turn (§7.5).
     Halted(Halt),
+    /// The chain is at its limit: the turn is not opened (§7.4).
+    NotAdmitted {
+        chain_limit: u32,
+    },
 }
 
 impl Exit {
@@ -105,6 +109,7 @@ impl Exit {
             Self::Delivery(_) => "delivery_failure",
             Self::Halted(Halt { kill: false, .. }) => "stopped",
             Self::Halted(Halt { kill: true, .. }) => "killed",
+            Self::NotAdmitted { .. } => "not_admitted",
         }
     }
 
@@ -125,7 +130,7 @@ impl Exit {
     fn notice(&self) -> Option<String> {
         match self {
             // The command's own notice names the agents it reached.
-            Self::Completed | Self::Halted(_) => None,
+            Self::Completed | Self::Halted(_) | Self::NotAdmitted { .. } => None,
             Self::Rejected => Some(
                 "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
             ),
@@ -170,7 +175,14 @@ pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
     let mut turn = Turn::new(&services, seat, &start, turn_id);
     let exit = match turn.open().await {
         Ok(()) => turn.run_loop().await,
-        Err(error) => Exit::Store(error.to_string()),
+        Err(Exit::NotAdmitted { chain_limit }) => {
+            turn.not_admitted(chain_limit).await;
+            return TurnOutcome {
+                progress: true,
+                ..outcome
+            };
+        }
+        Err(exit) => exit,
     };
     let progress = turn.end(&exit).await;
     TurnOutcome {
@@ -208,6 +220,9 @@ struct Turn<'a> {
     last_decision: Option<String>,
     /// Set when a person stops or kills the turn (§7.5).
     halted: watch::Receiver<Option<Halt>>,
+    /// Where the turn sits in its chain (§7.4); never shown to the model.
+    depth: u32,
+    chain_length: u32,
     /// Steers from people, and those received but not yet handed over.
     steers: Option<tokio::sync::mpsc::UnboundedReceiver<Steer>>,
     steered: Vec<Steer>,
@@ -243,11 +258,43 @@ impl<'a> Turn<'a> {
             last_decision: None,
             halted: signals.halted,
             steers: Some(signals.steers),
+            depth: 0,
+            chain_length: 1,
             steered: Vec::new(),
         }
     }
 
-    async fn open(&mut self) -> Result<(), StoreError> {
+    async fn open(&mut self) -> Result<(), Exit> {
+        let (agent, answered, limit) = (
+            self.start.agent.clone(),
+            self.start.answered.clone(),
+            self.services.limits.chain_limit,
+        );
+        // Admission counts the turns carrying the root (§7.4): a turn that
+        // would exceed the chain is not opened.
+        let (placement, carried) = self
+            .services
+            .store
+            .call(move |s| {
+                let post = answered
+                    .as_deref()
+                    .map(|p| s.post(p))
+                    .transpose()?
+                    .flatten();
+                let placement = crate::loops::place(s, &agent, post.as_ref())?;
+                let carried = match &placement.chain_root {
+                    Some(root) => s.chain_count(root)?,
+                    None => 0,
+                };
+                Ok((placement, carried))
+            })
+            .await
+            .map_err(|e| Exit::Store(e.to_string()))?;
+        if placement.chain_root.is_some() && carried + 1 > limit {
+            return Err(Exit::NotAdmitted { chain_limit: limit });
+        }
+        self.depth = placement.depth;
+        self.chain_length = placement.chain_length;
         let record = NewTurn {
             id: self.id.clone(),
             agent: self.start.agent.clone(),
@@ -256,9 +303,9 @@ impl<'a> Turn<'a> {
             started_at: self.started_at,
             cause: self.start.cause,
             answers_post_id: self.start.answered.clone(),
-            depth: 0,
-            chain_root: self.id.clone(),
-            chain_length: 1,
+            depth: placement.depth,
+            chain_root: placement.chain_root.unwrap_or_else(|| self.id.clone()),
+            chain_length: placement.chain_length,
             model: self.seat.agent.model.clone(),
         };
         let answers: Vec<(String, &'static str)> = self
@@ -278,7 +325,8 @@ impl<'a> Turn<'a> {
                 }
                 Ok(s.channel(&channel_id)?.map(|c| c.name).unwrap_or_default())
             })
-            .await?;
+            .await
+            .map_err(|e| Exit::Store(e.to_string()))?;
         self.spawn_typing();
         info!(turn = %self.id, agent = %self.start.agent, channel = %self.start.channel_id, cause = self.start.cause.as_str(), "turn started");
         Ok(())
@@ -604,6 +652,25 @@ impl<'a> Turn<'a> {
             .into_iter()
             .filter(|u| agents.contains(u.as_str()) && *u != self.seat.agent.username)
             .collect();
+        let limits = &self.services.limits;
+        if !addressed.is_empty() {
+            let what = if self.depth >= limits.depth_limit {
+                Some(format!(
+                    "its delegation limit ({} hand-offs from a person)",
+                    limits.depth_limit
+                ))
+            } else if self.chain_length >= limits.chain_limit {
+                Some(format!(
+                    "its chain limit ({} turns from one person's post)",
+                    limits.chain_limit
+                ))
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Some(Rejection::LimitReached { what });
+            }
+        }
         check_reply(text, &addressed, None, self.services.post_limit.get())
     }
 
@@ -814,6 +881,49 @@ impl<'a> Turn<'a> {
                 .note(&self.seat.rest, &self.services.store, &note, true, limit)
                 .await;
         }
+    }
+
+    /// A turn the chain limit keeps from opening (§7.4): the system bot
+    /// names the agent not activated; what a drain chose is consumed, so it
+    /// is not chosen again.
+    async fn not_admitted(&self, chain_limit: u32) {
+        let (agent, channel, turn, bound) = (
+            self.start.agent.clone(),
+            self.start.channel_id.clone(),
+            self.id.clone(),
+            self.start.drain_bound,
+        );
+        let _ = self
+            .services
+            .store
+            .call(move |s| {
+                s.take_queued(&agent, &channel, &turn, bound)?;
+                s.consume_taken(&turn)
+            })
+            .await;
+        let display = self
+            .services
+            .display_names
+            .get(&self.start.agent)
+            .cloned()
+            .unwrap_or_else(|| self.start.agent.clone());
+        let notice = NewPost {
+            channel_id: self.start.channel_id.clone(),
+            message: format!(
+                "{display} was not activated: this chain of agents has reached its limit of \
+                 {chain_limit} turns from one person's post. A new post from a person starts a fresh chain."
+            ),
+            props: json!({ROLE_PROP: "notice"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..NewPost::default()
+        };
+        if let Err(error) = self.services.system_bot.rest.create_post(&notice).await {
+            warn!(%error, "could not post the chain-limit notice");
+        }
+        self.services.controls.release(&self.id);
+        info!(agent = %self.start.agent, "turn not admitted: the chain is at its limit");
     }
 
     fn halted_now(&self) -> Option<Halt> {

@@ -1,0 +1,54 @@
+//! Loop control (§7.4): depth and chain length ride on the turn record,
+//! read off the post each turn answers; at the chain limit an agent's
+//! mention is refused and the turn says a person needs to pick it up.
+
+use e2e::people::now_ms;
+use e2e::scenario::{after_framework, reply, running, store, turn_requests};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_4_at_the_chain_limit_a_hand_off_is_refused_and_a_person_is_asked_to_pick_it_up() {
+    let (h, _daemon) = running("debounce_window_ms = 0\nchain_limit = 2").await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            reply("@theo please check whether the invoice arrived."),
+            reply("@mira it arrived this morning."),
+            reply("It arrived this morning; a person needs to pick this up from here."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira did the invoice arrive?").await;
+    h.wait_post(&square, "theo", "a person needs to pick this up", since)
+        .await;
+    let posts = h.posts(&square).await;
+    assert!(
+        !posts.iter().any(|p| p.message.contains("@mira it arrived")),
+        "the hand-off past the chain is never posted"
+    );
+    let fed_back = after_framework(&turn_requests(&h).pop().expect("theo's completions"));
+    assert!(
+        fed_back[1].contains("reached its chain limit (2 turns"),
+        "{fed_back:?}"
+    );
+    let store = store(&h);
+    let mira = store.turns_of("mira", &square).expect("turns");
+    let theo = store.turns_of("theo", &square).expect("turns");
+    assert_eq!(mira.len(), 1, "mira is not activated again");
+    let chain = |id: &str| store.lineage_of(id).expect("query").expect("turn");
+    let (_, mira_depth, mira_root, mira_length, _) = chain(&mira[0].id);
+    let (_, theo_depth, theo_root, theo_length, _) = chain(&theo[0].id);
+    assert_eq!((mira_depth, mira_length), (0, 1));
+    assert_eq!((theo_depth, theo_length), (1, 2));
+    assert_eq!(
+        theo_root, mira_root,
+        "one chain, rooted at the person's turn"
+    );
+    assert!(
+        !turn_requests(&h)
+            .iter()
+            .any(|r| r.to_string().contains("chain_length")),
+        "the counters are never shown to the model"
+    );
+}
