@@ -47,30 +47,30 @@ pub fn place(
     let Some(writer) = post.turn_id.as_deref() else {
         return Ok(Placement::root(1));
     };
-    let Some((_, depth, root, length, writer_answered)) = store.lineage_of(writer)? else {
+    let Some(writer) = store.lineage_of(writer)? else {
         return Ok(Placement::root(1));
     };
     // A return: the writer's own triggering post was written by a turn of
     // the agent now activated; it goes back to that turn's depth.
-    let returned_to = match writer_answered
+    let asked = writer
+        .answers_post_id
         .as_deref()
         .map(|p| store.post(p))
         .transpose()?
-    {
-        Some(Some(asked))
-            if asked.author_kind == AuthorKind::Agent && asked.author_name == agent =>
-        {
+        .flatten();
+    let returned_to = match asked {
+        Some(asked) if asked.author_kind == AuthorKind::Agent && asked.author_name == agent => {
             match asked.turn_id.as_deref() {
-                Some(asking) => store.lineage_of(asking)?.map(|(_, d, ..)| d),
+                Some(asking) => store.lineage_of(asking)?.map(|l| l.depth),
                 None => None,
             }
         }
         _ => None,
     };
     Ok(Placement {
-        depth: returned_to.unwrap_or(depth + 1),
-        chain_root: Some(root),
-        chain_length: length + 1,
+        depth: returned_to.unwrap_or(writer.depth + 1),
+        chain_root: Some(writer.chain_root),
+        chain_length: writer.chain_length + 1,
     })
 }
 

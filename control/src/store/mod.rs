@@ -24,7 +24,7 @@ pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use thread::StoreHandle;
-pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnRecord};
+pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

@@ -388,20 +388,34 @@ impl Store {
     }
 }
 
+/// A turn's place in its chain (§7.4), as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnLineage {
+    pub agent: String,
+    pub depth: u32,
+    pub chain_root: String,
+    pub chain_length: u32,
+    /// The post the turn answered.
+    pub answers_post_id: Option<String>,
+}
+
 impl Store {
-    /// A turn's agent, depth, chain root and chain length, and the post it
-    /// answered.
-    pub fn lineage_of(
-        &self,
-        turn_id: &str,
-    ) -> Result<Option<(String, u32, String, u32, Option<String>)>, StoreError> {
+    pub fn lineage_of(&self, turn_id: &str) -> Result<Option<TurnLineage>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn
             .query_row(
                 "SELECT agent, depth, chain_root, chain_length, answers_post_id FROM turns WHERE id = ?1",
                 params![turn_id],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)),
+                |row| {
+                    Ok(TurnLineage {
+                        agent: row.get(0)?,
+                        depth: row.get(1)?,
+                        chain_root: row.get(2)?,
+                        chain_length: row.get(3)?,
+                        answers_post_id: row.get(4)?,
+                    })
+                },
             )
             .optional()?)
     }

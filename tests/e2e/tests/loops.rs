@@ -36,13 +36,12 @@ async fn s7_4_at_the_chain_limit_a_hand_off_is_refused_and_a_person_is_asked_to_
     let mira = store.turns_of("mira", &square).expect("turns");
     let theo = store.turns_of("theo", &square).expect("turns");
     assert_eq!(mira.len(), 1, "mira is not activated again");
-    let chain = |id: &str| store.lineage_of(id).expect("query").expect("turn");
-    let (_, mira_depth, mira_root, mira_length, _) = chain(&mira[0].id);
-    let (_, theo_depth, theo_root, theo_length, _) = chain(&theo[0].id);
-    assert_eq!((mira_depth, mira_length), (0, 1));
-    assert_eq!((theo_depth, theo_length), (1, 2));
+    let lineage = |id: &str| store.lineage_of(id).expect("query").expect("turn");
+    let (mira, theo) = (lineage(&mira[0].id), lineage(&theo[0].id));
+    assert_eq!((mira.depth, mira.chain_length), (0, 1));
+    assert_eq!((theo.depth, theo.chain_length), (1, 2));
     assert_eq!(
-        theo_root, mira_root,
+        theo.chain_root, mira.chain_root,
         "one chain, rooted at the person's turn"
     );
     assert!(
