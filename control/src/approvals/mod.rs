@@ -56,6 +56,12 @@ impl Parked {
         receive
     }
 
+    /// Forgets the turn parked on `approval` without a decision: its wait
+    /// ends (a halt stops that turn anyway).
+    pub fn wake_dropped(&self, approval: &str) {
+        self.lock().remove(approval);
+    }
+
     /// Wakes the turn parked on `approval`, if one is.
     pub fn wake(&self, approval: &str, decided: Decided) {
         if let Some(waiting) = self.lock().remove(approval) {

@@ -54,6 +54,7 @@ pub async fn command(
         "queue" => queue(&services, &request, rest.first().copied()).await,
         "approvals" => approvals(&services, rest.first().copied()).await,
         "steer" => steer(&services, &request, &rest),
+        "resume" => resume(&services, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
@@ -168,6 +169,39 @@ fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<
             ))
         }
     }
+}
+
+/// `resume` (§7.4): clears a ceiling halt on a person's authority,
+/// attributably, and drains what waited, as boot does.
+async fn resume(services: &Services, request: &CommandRequest) -> Json<Value> {
+    let now = chrono::Utc::now().timestamp_millis();
+    let Some(reason) = services.controls.resume(now) else {
+        return ephemeral("Nothing is halted.");
+    };
+    crate::loops::ceiling::post_in_main_channel(
+        services,
+        &format!(
+            "▶ @{} resumed every agent (the halt said: {reason}). A fresh hourly allowance begins now.",
+            request.user_name
+        ),
+    )
+    .await;
+    let lanes = services
+        .store
+        .call(|s| s.lanes_with_queued())
+        .await
+        .unwrap_or_default();
+    if let Some(inbox) = services.lanes.get() {
+        for (agent, channel_id) in lanes {
+            let _ = inbox
+                .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
+                    agent,
+                    channel_id,
+                }))
+                .await;
+        }
+    }
+    ephemeral("Resumed.")
 }
 
 /// `queue {agent}` (§8.4): the lane here and what waits in it.

@@ -183,6 +183,8 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
             .as_ref()
             .map(|c| c.token.clone())
             .unwrap_or_default(),
+        lanes: std::sync::OnceLock::new(),
+        main_channel_id: std::sync::OnceLock::new(),
         callback_url: config
             .callbacks
             .public_url
@@ -203,6 +205,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         }
     };
     let lanes = Lanes::spawn(services.clone());
+    let _ = services.lanes.set(lanes.clone());
     for (agent, channel_id) in &swept.requeued {
         let _ = lanes
             .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
@@ -215,6 +218,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         .channel_by_name(&boot.credentials.team_id, &config.deployment.main_channel)
         .await
     {
+        let _ = services.main_channel_id.set(main.id.clone());
         crate::restart::post_notice(
             &services,
             &main.id,

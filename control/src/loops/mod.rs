@@ -6,6 +6,8 @@
 //! time stays at depth 0; every turn, return or hand-off, lengthens the
 //! chain.
 
+pub mod ceiling;
+
 use crate::store::{AuthorKind, ObservedPost, Store, StoreError};
 
 /// Where a new turn sits.

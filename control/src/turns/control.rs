@@ -47,10 +47,14 @@ pub struct TurnSignals {
     pub steers: mpsc::UnboundedReceiver<Steer>,
 }
 
-/// The turns running now, by turn id.
+/// The turns running now, by turn id, and the framework-wide halt (§7.4).
 #[derive(Default)]
 pub struct Controls {
     running: Mutex<HashMap<String, Running>>,
+    /// Why every agent is halted, while it is.
+    halted: Mutex<Option<String>>,
+    /// When a person last resumed: the hourly count starts afresh there.
+    resumed_at: std::sync::atomic::AtomicI64,
 }
 
 impl Controls {
@@ -121,6 +125,53 @@ impl Controls {
             .collect();
         reached.sort();
         reached
+    }
+
+    /// Halts every agent framework-wide; false when a halt already stands.
+    pub fn halt_all(&self, reason: &str) -> bool {
+        let mut halted = self
+            .halted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if halted.is_some() {
+            return false;
+        }
+        *halted = Some(reason.to_string());
+        true
+    }
+
+    /// The standing halt's reason, if one stands.
+    pub fn global_halt(&self) -> Option<String> {
+        self.halted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Clears the halt on a person's authority (§7.4); the reason it had.
+    pub fn resume(&self, now: i64) -> Option<String> {
+        let cleared = self
+            .halted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if cleared.is_some() {
+            self.resumed_at
+                .store(now, std::sync::atomic::Ordering::Relaxed);
+        }
+        cleared
+    }
+
+    /// Where the hourly count starts: an hour ago, or the last resume.
+    pub fn count_from(&self, now: i64) -> i64 {
+        (now - 3_600_000).max(self.resumed_at.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Halts every running turn, whatever its channel.
+    pub fn halt_every(&self, halt: &Halt) {
+        for running in self.lock().values() {
+            let _ = running.halt.send(Some(halt.clone()));
+        }
     }
 
     /// Whether `agent` has a turn running in the channel.

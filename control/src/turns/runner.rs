@@ -92,6 +92,12 @@ enum Exit {
     NotAdmitted {
         chain_limit: u32,
     },
+    /// Opening it would breach the hourly ceiling (§7.4).
+    CeilingReached {
+        count: u64,
+    },
+    /// Every agent is halted: nothing opens until a person resumes.
+    HaltStands,
 }
 
 impl Exit {
@@ -110,6 +116,8 @@ impl Exit {
             Self::Halted(Halt { kill: false, .. }) => "stopped",
             Self::Halted(Halt { kill: true, .. }) => "killed",
             Self::NotAdmitted { .. } => "not_admitted",
+            Self::CeilingReached { .. } => "hourly_ceiling",
+            Self::HaltStands => "halted",
         }
     }
 
@@ -130,7 +138,11 @@ impl Exit {
     fn notice(&self) -> Option<String> {
         match self {
             // The command's own notice names the agents it reached.
-            Self::Completed | Self::Halted(_) | Self::NotAdmitted { .. } => None,
+            Self::Completed
+            | Self::Halted(_)
+            | Self::NotAdmitted { .. }
+            | Self::CeilingReached { .. }
+            | Self::HaltStands => None,
             Self::Rejected => Some(
                 "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
             ),
@@ -181,6 +193,13 @@ pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
                 progress: true,
                 ..outcome
             };
+        }
+        Err(exit @ (Exit::HaltStands | Exit::CeilingReached { .. })) => {
+            if let Exit::CeilingReached { count } = exit {
+                crate::loops::ceiling::raise(&services, count).await;
+            }
+            turn.held_back().await;
+            return outcome;
         }
         Err(exit) => exit,
     };
@@ -292,6 +311,24 @@ impl<'a> Turn<'a> {
             .map_err(|e| Exit::Store(e.to_string()))?;
         if placement.chain_root.is_some() && carried + 1 > limit {
             return Err(Exit::NotAdmitted { chain_limit: limit });
+        }
+        // The hourly ceiling (§7.4): nothing opens while a halt stands, and
+        // the turn that would breach it raises the halt instead.
+        if self.services.controls.global_halt().is_some() {
+            return Err(Exit::HaltStands);
+        }
+        let since = self
+            .services
+            .controls
+            .count_from(chrono::Utc::now().timestamp_millis());
+        let count = self
+            .services
+            .store
+            .call(move |s| s.turns_started_since(since))
+            .await
+            .map_err(|e| Exit::Store(e.to_string()))?;
+        if count >= u64::from(self.services.limits.hourly_turn_ceiling) {
+            return Err(Exit::CeilingReached { count: count + 1 });
         }
         self.depth = placement.depth;
         self.chain_length = placement.chain_length;
@@ -924,6 +961,30 @@ impl<'a> Turn<'a> {
         }
         self.services.controls.release(&self.id);
         info!(agent = %self.start.agent, "turn not admitted: the chain is at its limit");
+    }
+
+    /// A turn a halt keeps from opening: the posts it would have answered
+    /// wait in the queue for `/collegium resume` (§7.4), nothing lost.
+    async fn held_back(&self) {
+        let (agent, channel) = (self.start.agent.clone(), self.start.channel_id.clone());
+        let posts: Vec<(String, Millis)> = self
+            .start
+            .answers
+            .iter()
+            .map(|(p, _)| (p.id.clone(), p.created_at))
+            .collect();
+        let _ = self
+            .services
+            .store
+            .call(move |s| {
+                for (post, at) in &posts {
+                    s.enqueue(&agent, &channel, post, *at)?;
+                }
+                Ok(())
+            })
+            .await;
+        self.services.controls.release(&self.id);
+        info!(agent = %self.start.agent, "turn held back: every agent is halted");
     }
 
     fn halted_now(&self) -> Option<Halt> {

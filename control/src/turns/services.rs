@@ -69,6 +69,10 @@ pub struct Services {
     pub command_token: String,
     /// The callback server's public base URL.
     pub callback_url: String,
+    /// The lanes' inbox, set once they run: `/collegium resume` drains.
+    pub lanes: std::sync::OnceLock<tokio::sync::mpsc::Sender<crate::lanes::LaneInput>>,
+    /// The main channel's id, where halts and boot notices go (§7.3, §7.4).
+    pub main_channel_id: std::sync::OnceLock<String>,
 }
 
 impl Services {

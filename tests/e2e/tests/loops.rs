@@ -51,3 +51,44 @@ async fn s7_4_at_the_chain_limit_a_hand_off_is_refused_and_a_person_is_asked_to_
         "the counters are never shown to the model"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_4_the_hourly_ceiling_halts_every_agent_until_a_person_resumes() {
+    let (h, _daemon) = running("debounce_window_ms = 0\nhourly_turn_ceiling = 2").await;
+    h.person("ana", &["town-square"]).await;
+    let square = h.channel("town-square").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            reply("First answer."),
+            reply("Second answer."),
+            reply("Third answer, after the resume."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira first").await;
+    h.wait_post(&square, "mira", "First answer.", since).await;
+    h.say("ana", &square, "@mira second").await;
+    h.wait_post(&square, "mira", "Second answer.", since).await;
+    let third = h.say("ana", &square, "@mira third").await;
+    let halt = h
+        .wait_post(&square, "collegium", "Every agent is halted", since)
+        .await;
+    assert!(
+        halt.message
+            .contains("3 turns would have started within the hour; the ceiling is 2"),
+        "{}",
+        halt.message
+    );
+    assert_eq!(
+        store(&h).queued("mira", &square).expect("queue"),
+        std::slice::from_ref(&third.id),
+        "the post waits in the queue, nothing lost"
+    );
+    assert_eq!(turn_requests(&h).len(), 2, "no turn opens while halted");
+    h.command("ana", &square, "/collegium resume").await;
+    h.wait_post(&square, "collegium", "@ana resumed every agent", since)
+        .await;
+    h.wait_post(&square, "mira", "Third answer, after the resume.", since)
+        .await;
+}
