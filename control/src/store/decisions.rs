@@ -13,7 +13,8 @@ pub struct NewDecision {
     pub agent: String,
     pub channel_id: String,
     pub kind: String,
-    pub tool: String,
+    /// The gated tool; none for a budget extension (§5.3).
+    pub tool: Option<String>,
     /// Exactly what the person was shown.
     pub payload: String,
     pub requested_at: Millis,
@@ -171,7 +172,7 @@ mod tests {
             agent: "mira".into(),
             channel_id: "c1".into(),
             kind: "approval".into(),
-            tool: "fixture::write".into(),
+            tool: Some("fixture::write".into()),
             payload: "{}".into(),
             requested_at: 2,
         };

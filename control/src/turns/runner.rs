@@ -98,6 +98,10 @@ enum Exit {
     },
     /// Every agent is halted: nothing opens until a person resumes.
     HaltStands,
+    /// A person declined to extend the budget (§5.3).
+    BudgetDenied {
+        by: String,
+    },
 }
 
 impl Exit {
@@ -118,6 +122,7 @@ impl Exit {
             Self::NotAdmitted { .. } => "not_admitted",
             Self::CeilingReached { .. } => "hourly_ceiling",
             Self::HaltStands => "halted",
+            Self::BudgetDenied { .. } => "budget_exhausted",
         }
     }
 
@@ -130,6 +135,7 @@ impl Exit {
                 | Self::Rejected
                 | Self::BudgetExhausted
                 | Self::Denied { .. }
+                | Self::BudgetDenied { .. }
                 | Self::Halted(_)
         )
     }
@@ -162,6 +168,9 @@ impl Exit {
             Self::Store(reason) => Some(format!("This turn ended: the store failed ({reason}).")),
             Self::Denied { by, tool } => Some(format!(
                 "@{by} denied {tool}, so I stopped there. How would you like me to proceed?"
+            )),
+            Self::BudgetDenied { by } => Some(format!(
+                "@{by} did not extend my action budget, so I stopped here. How would you like me to proceed?"
             )),
             Self::Delivery(reason) => Some(format!(
                 "This turn ended: Mattermost refused a post ({reason})."
@@ -239,6 +248,16 @@ struct Turn<'a> {
     last_decision: Option<String>,
     /// Set when a person stops or kills the turn (§7.5).
     halted: watch::Receiver<Option<Halt>>,
+    /// Actions the turn may take: the budget, plus each extension (§5.3).
+    allowance: u32,
+    /// A reasoned denial of an extension: words only from here (§5.4).
+    words_only: bool,
+    /// Words owed to the model once the current calls have their results.
+    pending_words: Vec<String>,
+    /// Calls made, by tool, for the extension prompt.
+    call_counts: std::collections::BTreeMap<String, u32>,
+    /// The newest text the agent wrote beside its calls.
+    last_words: Option<String>,
     /// Where the turn sits in its chain (§7.4); never shown to the model.
     depth: u32,
     chain_length: u32,
@@ -277,6 +296,11 @@ impl<'a> Turn<'a> {
             last_decision: None,
             halted: signals.halted,
             steers: Some(signals.steers),
+            allowance: seat.agent.limits.action_budget,
+            words_only: false,
+            pending_words: Vec::new(),
+            call_counts: std::collections::BTreeMap::new(),
+            last_words: None,
             depth: 0,
             chain_length: 1,
             steered: Vec::new(),
@@ -775,6 +799,7 @@ impl<'a> Turn<'a> {
         self.start.fold.close();
         let limit = self.services.post_limit.get();
         if !completion.text.trim().is_empty() {
+            self.last_words = Some(completion.text.trim().to_string());
             // Text beside a call goes to the status post (§3.3), agent
             // mentions stripped (§4.5).
             let interim = crate::context::window::strip_mentions_of_agents(
@@ -823,10 +848,30 @@ impl<'a> Turn<'a> {
                 continue;
             }
             let cost = run.iter().filter(|p| !p.budget_exempt).count() as u32;
-            let spent = self.attempts + cost > self.seat.agent.limits.action_budget;
-            if exit.is_some() || spent {
+            let mut spent = self.attempts + cost > self.allowance;
+            if spent && exit.is_none() && !self.words_only {
+                // The agent asks a person to extend its budget (§5.3); the
+                // context is kept, and an approval grants the budget again.
+                match self.extension(&run).await {
+                    Ok(Decided::Approved { .. }) => {
+                        self.allowance += self.seat.agent.limits.action_budget;
+                        spent = self.attempts + cost > self.allowance;
+                    }
+                    Ok(Decided::Denied { by }) => exit = Some(Exit::BudgetDenied { by }),
+                    Ok(Decided::DeniedWithReason { by, reason }) => {
+                        // Zero attempts left, and words only (§5.4).
+                        self.words_only = true;
+                        self.pending_words.push(format!(
+                            "[@{by} did not extend your action budget, and said:] {reason}"
+                        ));
+                    }
+                    Err(end) => exit = Some(end),
+                }
+            }
+            if exit.is_some() || spent || self.words_only {
                 // After an end, or past the budget, nothing more runs (§5.3).
-                // The extension prompt arrives with the control work.
+                // A call after a reasoned denial ends the turn as exhausted,
+                // without a second prompt.
                 let why = if exit.is_some() {
                     "not run: the turn ended before it"
                 } else {
@@ -838,10 +883,19 @@ impl<'a> Turn<'a> {
                         exit.get_or_insert(end);
                     }
                 }
-                exit.get_or_insert(Exit::BudgetExhausted);
+                if !self.words_only || self.pending_words.is_empty() {
+                    exit.get_or_insert(Exit::BudgetExhausted);
+                }
                 continue;
             }
             self.attempts += cost;
+            for planned in &run {
+                let name = planned
+                    .resolved
+                    .as_ref()
+                    .map_or_else(|_| planned.call.name.clone(), |(t, _, _)| t.to_string());
+                *self.call_counts.entry(name).or_default() += 1;
+            }
             let ran = if run[0].gated {
                 let planned = run.remove(0);
                 match self.approval(&planned).await {
@@ -885,7 +939,51 @@ impl<'a> Turn<'a> {
                 }
             }
         }
+        // A denial's reason follows the results its calls are owed.
+        for words in std::mem::take(&mut self.pending_words) {
+            self.own.push(Message::User(words));
+        }
         exit
+    }
+
+    /// The extension prompt (§5.3): the running count, the calls repeated
+    /// most, and the agent's last words or that it wrote none.
+    async fn extension(&mut self, run: &[calls::Planned]) -> Result<Decided, Exit> {
+        let budget = self.seat.agent.limits.action_budget;
+        let mut repeated: Vec<(&String, &u32)> = self.call_counts.iter().collect();
+        repeated.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let most: Vec<String> = repeated
+            .iter()
+            .take(3)
+            .map(|(tool, n)| format!("`{tool}` ×{n}"))
+            .collect();
+        let words = match &self.last_words {
+            Some(words) => format!(
+                "Its last words: “{}”",
+                crate::context::window::strip_mentions_of_agents(
+                    &words
+                        .chars()
+                        .take(prompt::EXCERPT_CHARS)
+                        .collect::<String>(),
+                    &self.services.display_names
+                )
+            ),
+            None => "It wrote nothing beside its calls.".to_string(),
+        };
+        let display = self.seat.agent.display_name.clone();
+        let text = format!(
+            "🔐 **More actions needed** — {display} has used {} of {} actions in this turn. \
+             Most repeated: {}. {words} Approve to grant {budget} more; the turn keeps its context.",
+            self.attempts,
+            self.allowance,
+            if most.is_empty() {
+                "none".to_string()
+            } else {
+                most.join(", ")
+            },
+        );
+        let call = run.first().map(|p| p.call.id.clone()).unwrap_or_default();
+        self.ask_person("extension", None, &call, text).await
     }
 
     /// Steers received since the last completion arrive as the person
@@ -1037,7 +1135,6 @@ impl<'a> Turn<'a> {
                 "an approval for a call that did not resolve".into(),
             ));
         };
-        let id = uuid::Uuid::now_v7().to_string();
         let payload = serde_json::to_string_pretty(value).unwrap_or_default();
         let asker = self.answers.last().cloned();
         // Agent mentions are stripped from prompts (§4.5): a quoted @name
@@ -1070,14 +1167,28 @@ impl<'a> Turn<'a> {
             asked_by,
             payload: &payload,
         });
+        self.ask_person("approval", Some(tool.to_string()), &planned.call.id, text)
+            .await
+    }
+
+    /// Posts a prompt under the agent's account and parks the turn on it
+    /// until a person decides (§3.7, §5.3): no timeout; a stop cancels it.
+    async fn ask_person(
+        &mut self,
+        kind: &str,
+        tool: Option<String>,
+        call_id: &str,
+        text: String,
+    ) -> Result<Decided, Exit> {
+        let id = uuid::Uuid::now_v7().to_string();
         let record = NewDecision {
             id: id.clone(),
             turn_id: self.id.clone(),
-            call_id: planned.call.id.clone(),
+            call_id: call_id.to_string(),
             agent: self.start.agent.clone(),
             channel_id: self.start.channel_id.clone(),
-            kind: "approval".into(),
-            tool: tool.to_string(),
+            kind: kind.into(),
+            tool,
             payload: text.clone(),
             requested_at: chrono::Utc::now().timestamp_millis(),
         };
@@ -1445,7 +1556,9 @@ impl<'a> Turn<'a> {
             exit_kind: exit.kind().to_string(),
             ended_at: chrono::Utc::now().timestamp_millis(),
             ended_by: match exit {
-                Exit::Denied { by, .. } | Exit::Halted(Halt { by, .. }) => Some(by.clone()),
+                Exit::Denied { by, .. }
+                | Exit::BudgetDenied { by }
+                | Exit::Halted(Halt { by, .. }) => Some(by.clone()),
                 _ => None,
             },
             context_reach_post_id: self.window_reach.clone(),

@@ -274,3 +274,97 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     );
     assert_eq!(asked_tools(&record), ["write"], "the call ran once");
 }
+
+async fn budget_of_two() -> (Harness, e2e::Daemon, std::path::PathBuf) {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0\naction_budget = 2");
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon, record)
+}
+
+fn read(key: &str, words: &str) -> model_sim::script::Scripted {
+    model_sim::script::Scripted {
+        text: Some(words.into()),
+        ..calls(&[("fixture__read", json!({ "key": key }))])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_3_a_spent_budget_asks_to_extend_and_an_approval_grants_it_again() {
+    let (h, _daemon, record) = budget_of_two().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            read("a", "Reading a."),
+            read("b", "Reading b."),
+            read("c", "Reading c, the third."),
+            reply("All three read."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "read a, b and c").await;
+    let prompt = h.wait_post(&dm, "mira", "More actions needed", since).await;
+    assert!(
+        prompt.message.contains("Mira has used 2 of 2 actions"),
+        "{}",
+        prompt.message
+    );
+    assert!(
+        prompt.message.contains("`fixture::read` ×2"),
+        "{}",
+        prompt.message
+    );
+    assert!(
+        prompt
+            .message
+            .contains("Its last words: “Reading c, the third.”"),
+        "{}",
+        prompt.message
+    );
+    assert_eq!(
+        asked_tools(&record).len(),
+        2,
+        "the third waits for the person"
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "All three read.", since).await;
+    assert_eq!(
+        asked_tools(&record).len(),
+        3,
+        "the context was kept and the call ran"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_4_a_declined_extension_ends_the_turn_and_asks_how_to_proceed() {
+    let (h, _daemon, record) = budget_of_two().await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![read("a", ""), read("b", ""), read("c", "")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "read a, b and c").await;
+    let prompt = h.wait_post(&dm, "mira", "More actions needed", since).await;
+    assert!(
+        prompt
+            .message
+            .contains("It wrote nothing beside its calls."),
+        "{}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "deny").await;
+    h.wait_post(&dm, "mira", "@ana did not extend my action budget", since)
+        .await;
+    assert_eq!(asked_tools(&record).len(), 2);
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("budget_exhausted"));
+}

@@ -162,7 +162,7 @@ async fn decision(s: &Setup, id: &str, tool: &str, outcome: Option<&str>) {
                 agent: "mira".into(),
                 channel_id: format!("channel-of-{id}"),
                 kind: "approval".into(),
-                tool,
+                tool: Some(tool),
                 payload: "{}".into(),
                 requested_at: 2,
             })?;
