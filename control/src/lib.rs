@@ -19,6 +19,7 @@ pub mod ownership;
 pub mod queue;
 pub mod restart;
 pub mod skills;
+pub mod stalls;
 pub mod status;
 pub mod store;
 pub mod tools;

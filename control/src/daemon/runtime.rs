@@ -266,6 +266,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         lanes,
     };
     tokio::spawn(feed.run(inbox));
+    tokio::spawn(crate::stalls::watch(services.clone(), stopped.clone()));
     tokio::spawn(reread_post_limit(post_limit, stopped));
     info!(agents = services.seats.len(), "agents are listening");
     Ok(Running { stop })

@@ -96,6 +96,21 @@ impl Store {
         Ok(())
     }
 
+    /// Every lane with rows nobody has taken: (agent, channel, how many,
+    /// when the oldest was queued). The stall sweep reads it (§7.6).
+    pub fn standing_queues(&self) -> Result<Vec<(String, String, u32, Millis)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT agent, channel_id, COUNT(*), MIN(queued_at) FROM queue
+             WHERE taken_by IS NULL GROUP BY agent, channel_id ORDER BY agent, channel_id",
+        )?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// Lanes holding rows nobody has taken: what a boot drains (§7.3).
     pub fn lanes_with_queued(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut statement = self.conn.prepare(

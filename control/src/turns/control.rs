@@ -39,6 +39,23 @@ struct Running {
     channel_id: String,
     halt: watch::Sender<Option<Halt>>,
     steer: mpsc::UnboundedSender<Steer>,
+    /// When the turn started or last stopped waiting on a person: the long
+    /// turn's clock (§7.6). None while it waits.
+    working_since: Option<std::time::Instant>,
+    /// Whether it has called a tool yet.
+    called: bool,
+}
+
+/// A running turn as the stall sweep sees it (§7.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningTurn {
+    pub turn_id: String,
+    pub agent: String,
+    pub channel_id: String,
+    /// Time held since it started or last waited on a person; none while
+    /// it waits.
+    pub working_for: Option<std::time::Duration>,
+    pub called: bool,
 }
 
 /// What a running turn listens to.
@@ -76,6 +93,8 @@ impl Controls {
                 channel_id: channel_id.to_string(),
                 halt,
                 steer,
+                working_since: Some(std::time::Instant::now()),
+                called: false,
             },
         );
         TurnSignals { halted, steers }
@@ -106,6 +125,35 @@ impl Controls {
                 several.iter().map(|r| r.agent.clone()).collect(),
             )),
         }
+    }
+
+    /// The turn waits on a person (true) or works again (false): time
+    /// parked is not a long turn's (§7.6).
+    pub fn parked(&self, turn_id: &str, parked: bool) {
+        if let Some(running) = self.lock().get_mut(turn_id) {
+            running.working_since = (!parked).then(std::time::Instant::now);
+        }
+    }
+
+    /// The turn called a tool.
+    pub fn called(&self, turn_id: &str) {
+        if let Some(running) = self.lock().get_mut(turn_id) {
+            running.called = true;
+        }
+    }
+
+    /// Every running turn.
+    pub fn running(&self) -> Vec<RunningTurn> {
+        self.lock()
+            .iter()
+            .map(|(id, r)| RunningTurn {
+                turn_id: id.clone(),
+                agent: r.agent.clone(),
+                channel_id: r.channel_id.clone(),
+                working_for: r.working_since.map(|since| since.elapsed()),
+                called: r.called,
+            })
+            .collect()
     }
 
     pub fn release(&self, turn_id: &str) {

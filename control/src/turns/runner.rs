@@ -1239,6 +1239,7 @@ impl<'a> Turn<'a> {
         self.status
             .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
             .await;
+        self.services.controls.parked(&self.id, true);
         let mut halted = self.halted.clone();
         let decided = tokio::select! {
             decided = waiting => decided
@@ -1249,6 +1250,7 @@ impl<'a> Turn<'a> {
                 return Err(Exit::Halted(halt));
             }
         };
+        self.services.controls.parked(&self.id, false);
         self.status
             .set_head(&self.seat.rest, &self.services.store, None, limit)
             .await;
@@ -1260,6 +1262,7 @@ impl<'a> Turn<'a> {
         let mut exit = None;
         if executed.ran() {
             self.rejections.tool_ran();
+            self.services.controls.called(&self.id);
         }
         let now = chrono::Utc::now().timestamp_millis();
         let tool_name = executed

@@ -1,0 +1,168 @@
+//! Stalls are announced (§7.6): a queue standing with no turn running, and
+//! a turn holding its channel long past a threshold (time parked on a
+//! person not counted). The system bot names each once per episode, in the
+//! channel, and never acts: the person reading it decides. Nothing is said
+//! while a global halt stands.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mattermost_wire::model::NewPost;
+use serde_json::json;
+use tokio::sync::watch;
+use tracing::warn;
+
+use crate::chat::directory::ROLE_PROP;
+use crate::store::ChannelKind;
+use crate::turns::services::Services;
+
+/// How often the sweep looks.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Runs the sweep until `stop`.
+pub async fn watch(services: Arc<Services>, mut stop: watch::Receiver<bool>) {
+    let mut queues: HashSet<(String, String)> = HashSet::new();
+    // Turn id → queued rows behind it when announced, and whether the
+    // second notice (work now waiting) was given.
+    let mut turns: HashMap<String, (u32, bool)> = HashMap::new();
+    let mut every = tokio::time::interval(SWEEP_EVERY);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stop.changed() => return,
+        }
+        if services.controls.global_halt().is_some() {
+            continue;
+        }
+        sweep(&services, &mut queues, &mut turns).await;
+    }
+}
+
+async fn sweep(
+    services: &Services,
+    announced_queues: &mut HashSet<(String, String)>,
+    announced_turns: &mut HashMap<String, (u32, bool)>,
+) {
+    let standing = services
+        .store
+        .call(|s| s.standing_queues())
+        .await
+        .unwrap_or_default();
+    let now = chrono::Utc::now().timestamp_millis();
+    let running = services.controls.running();
+    let queue_threshold = i64::from(services.limits.stall_queue_secs) * 1000;
+    let mut still: HashSet<(String, String)> = HashSet::new();
+    for (agent, channel, count, oldest) in &standing {
+        let busy = running
+            .iter()
+            .any(|r| &r.agent == agent && &r.channel_id == channel);
+        if busy || now - oldest < queue_threshold {
+            continue;
+        }
+        let lane = (agent.clone(), channel.clone());
+        still.insert(lane.clone());
+        if announced_queues.insert(lane) {
+            let name = display(services, agent);
+            let minutes = (now - oldest) / 60_000;
+            let text = format!(
+                "{name} has had {count} post{} waiting here for {} with no turn running. A post \
+                 addressing {name} starts one; `/collegium queue {agent}` shows what waits.",
+                if *count == 1 { "" } else { "s" },
+                since_words(minutes)
+            );
+            announce(services, agent, channel, &text).await;
+        }
+    }
+    // Re-armed once the condition clears.
+    announced_queues.retain(|lane| still.contains(lane));
+
+    let turn_threshold = Duration::from_secs(u64::from(services.limits.stall_turn_secs));
+    for turn in &running {
+        let Some(held) = turn.working_for else {
+            continue;
+        };
+        if held < turn_threshold {
+            continue;
+        }
+        let behind = standing
+            .iter()
+            .find(|(a, c, ..)| *a == turn.agent && *c == turn.channel_id)
+            .map_or(0, |(_, _, n, _)| *n);
+        let name = display(services, &turn.agent);
+        let minutes = i64::try_from(held.as_secs() / 60).unwrap_or(i64::MAX);
+        match announced_turns.get(&turn.turn_id).copied() {
+            None => {
+                let text = format!(
+                    "{name}'s turn here has run for {}{}. If its status post shows no progress, \
+                     `/collegium kill` ends it.",
+                    since_words(minutes),
+                    if turn.called {
+                        ""
+                    } else {
+                        " without calling a tool yet"
+                    }
+                );
+                announce(services, &turn.agent, &turn.channel_id, &text).await;
+                announced_turns.insert(turn.turn_id.clone(), (behind, false));
+            }
+            // A post queued behind it is a new fact about an old episode.
+            Some((at_notice, false)) if behind > at_notice => {
+                let text = format!(
+                    "{name}'s long turn here is still running, and {behind} post{} now wait{} behind it.",
+                    if behind == 1 { "" } else { "s" },
+                    if behind == 1 { "s" } else { "" }
+                );
+                announce(services, &turn.agent, &turn.channel_id, &text).await;
+                announced_turns.insert(turn.turn_id.clone(), (behind, true));
+            }
+            Some(_) => {}
+        }
+    }
+    announced_turns.retain(|id, _| running.iter().any(|r| &r.turn_id == id));
+}
+
+fn since_words(minutes: i64) -> String {
+    match minutes {
+        0 => "under a minute".into(),
+        1 => "a minute".into(),
+        n => format!("{n} minutes"),
+    }
+}
+
+fn display(services: &Services, agent: &str) -> String {
+    services
+        .display_names
+        .get(agent)
+        .cloned()
+        .unwrap_or_else(|| agent.to_string())
+}
+
+/// From the system bot, or under the agent's own account in a direct
+/// message (§3.2).
+async fn announce(services: &Services, agent: &str, channel_id: &str, text: &str) {
+    let channel = channel_id.to_string();
+    let kind = services
+        .store
+        .call(move |s| s.channel(&channel))
+        .await
+        .ok()
+        .flatten()
+        .map(|c| c.kind);
+    let rest = match (kind, services.seat(agent)) {
+        (Some(ChannelKind::Direct | ChannelKind::Group), Some(seat)) => &seat.rest,
+        _ => &services.system_bot.rest,
+    };
+    let notice = NewPost {
+        channel_id: channel_id.to_string(),
+        message: text.to_string(),
+        props: json!({ROLE_PROP: "notice"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        ..NewPost::default()
+    };
+    if let Err(error) = rest.create_post(&notice).await {
+        warn!(%error, "could not announce a stall");
+    }
+}
