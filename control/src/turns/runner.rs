@@ -1218,6 +1218,17 @@ impl<'a> Turn<'a> {
             .unwrap_or_default(),
             ..NewPost::default()
         };
+        // The status post says the turn waits before the prompt appears, so
+        // the channel reads in the order things happened (§8.1).
+        let since = chrono::Utc::now().with_timezone(&self.services.timezone);
+        let head = format!(
+            "🔐 _waiting on a decision since {}_",
+            since.format("%H:%M %Z")
+        );
+        let limit = self.services.post_limit.get();
+        self.status
+            .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
+            .await;
         let posted = self
             .seat
             .rest
@@ -1229,15 +1240,6 @@ impl<'a> Turn<'a> {
             .services
             .store
             .call(move |s| s.set_prompt_post(&decision, &post_id))
-            .await;
-        let since = chrono::Utc::now().with_timezone(&self.services.timezone);
-        let head = format!(
-            "🔐 _waiting on a decision since {}_",
-            since.format("%H:%M %Z")
-        );
-        let limit = self.services.post_limit.get();
-        self.status
-            .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
             .await;
         self.services.controls.parked(&self.id, true);
         let mut halted = self.halted.clone();
