@@ -110,22 +110,26 @@ async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
     join_person(&mattermost.url).await?;
     let url = mattermost.url.clone();
     std::mem::forget(mattermost);
-    println!();
-    println!(
-        "Collegium is starting. Open {url} and sign in as `{PERSON}` with the password `{PERSON_PASSWORD}`."
-    );
-    println!("Talk to @mira or @theo in Town Square, or open a direct message with either.");
-    match &real_model {
-        Some(url) => println!("The agents answer through {url}."),
-        None => println!(
-            "The agents answer through the model simulator's scripted demo replies, which say so; set COLLEGIUM_DEMO_MODEL_URL and COLLEGIUM_DEMO_MODEL for a real model."
-        ),
-    }
-    println!(
-        "Configuration and state: {}. Stop with Ctrl-C.",
+    let model_line = match &real_model {
+        Some(url) => format!("The agents answer through {url}."),
+        None => "The agents answer through the model simulator's scripted demo replies, which \
+                 say so; set COLLEGIUM_DEMO_MODEL_URL and COLLEGIUM_DEMO_MODEL for a real model."
+            .to_string(),
+    };
+    let banner = format!(
+        "\nCollegium is starting. Open {url} and sign in as `{PERSON}` with the password \
+         `{PERSON_PASSWORD}`.\nTalk to @mira or @theo in Town Square, or open a direct message \
+         with either.\n{model_line}\nConfiguration and state: {}. Stop with Ctrl-C.\n",
         dir.display()
     );
-    println!();
+    // One write, and a reader that went away is no reason to stop the
+    // system it was told about.
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes());
+        let _ = out.flush();
+    }
     Ok((config, keep))
 }
 

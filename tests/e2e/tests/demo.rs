@@ -25,9 +25,9 @@ async fn the_demo_command_serves_two_agents_a_person_can_talk_to() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn collegium-demo");
-    let stdout = BufReader::new(demo.stdout.take().expect("stdout"));
+    let mut stdout = BufReader::new(demo.stdout.take().expect("stdout")).lines();
     let mut printed = String::new();
-    for line in stdout.lines() {
+    for line in stdout.by_ref() {
         let line = line.expect("line");
         printed.push_str(&line);
         printed.push('\n');
@@ -35,6 +35,8 @@ async fn the_demo_command_serves_two_agents_a_person_can_talk_to() {
             break;
         }
     }
+    // Keep reading, so the demo never writes into a closed pipe.
+    std::thread::spawn(move || stdout.for_each(drop));
     assert!(
         printed.contains(&format!("Open http://127.0.0.1:{mm}")),
         "{printed}"
