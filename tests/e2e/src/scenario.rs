@@ -20,6 +20,31 @@ pub async fn running(limits: &str) -> (Harness, Daemon) {
     (h, daemon)
 }
 
+/// A running deployment whose @mira holds the fixture toolset as a plugin
+/// (§3.14), under `limits`; the path where the fixture records what it was
+/// asked.
+pub async fn with_fixture(limits: &str) -> (Harness, Daemon, std::path::PathBuf) {
+    let h = Harness::start().await;
+    h.limits(limits);
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    (h, daemon, record)
+}
+
+/// The channel's status post (§8.1), as its closing line leaves it.
+pub async fn closed_status_post(h: &Harness, channel: &str) -> String {
+    let posts = h.posts(channel).await;
+    let status = posts
+        .iter()
+        .find(|p| p.props.get("collegium_role") == Some(&serde_json::json!("status")))
+        .expect("a status post");
+    h.wait_edit(&status.id, "Done in").await.message
+}
+
 /// A scripted reply with no call.
 pub fn reply(text: &str) -> Scripted {
     Scripted {

@@ -6,21 +6,9 @@
 use collegium_control::store::Store;
 use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, reply, store, tool_results, turn_requests};
+use e2e::scenario::{calls, ended_turn, reply, store, tool_results, turn_requests, with_fixture};
 use mattermost_wire::model::Post;
 use serde_json::{Value, json};
-
-async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon, record)
-}
 
 fn write_call() -> model_sim::script::Scripted {
     calls(&[(
@@ -43,7 +31,7 @@ async fn prompt(h: &Harness, channel: &str, since: i64) -> Post {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7_an_approved_call_runs_once_with_its_decision_recorded() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model
@@ -123,7 +111,7 @@ async fn s3_7_an_approved_call_runs_once_with_its_decision_recorded() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_4_a_bare_denial_ends_the_turn_and_asks_how_to_proceed() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script("demo-model", vec![write_call()]);
@@ -151,7 +139,7 @@ async fn s5_4_a_bare_denial_ends_the_turn_and_asks_how_to_proceed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7_a_denial_with_reason_is_the_calls_result_and_the_turn_continues() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(
@@ -177,7 +165,7 @@ async fn s3_7_a_denial_with_reason_is_the_calls_result_and_the_turn_continues() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     h.person("bo", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
@@ -275,18 +263,6 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     assert_eq!(asked_tools(&record), ["write"], "the call ran once");
 }
 
-async fn budget_of_two() -> (Harness, e2e::Daemon, std::path::PathBuf) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0\naction_budget = 2");
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon, record)
-}
-
 fn read(key: &str, words: &str) -> model_sim::script::Scripted {
     model_sim::script::Scripted {
         text: Some(words.into()),
@@ -296,7 +272,7 @@ fn read(key: &str, words: &str) -> model_sim::script::Scripted {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_3_a_spent_budget_asks_to_extend_and_an_approval_grants_it_again() {
-    let (h, _daemon, record) = budget_of_two().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0\naction_budget = 2").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(
@@ -344,7 +320,7 @@ async fn s5_3_a_spent_budget_asks_to_extend_and_an_approval_grants_it_again() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_4_a_declined_extension_ends_the_turn_and_asks_how_to_proceed() {
-    let (h, _daemon, record) = budget_of_two().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0\naction_budget = 2").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(

@@ -3,27 +3,14 @@
 //! turns in the channel visibly, never clearing the queue; queue and
 //! approvals show what waits.
 
-use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, completions_reach, ended_turn, reply, store};
+use e2e::scenario::{calls, completions_reach, ended_turn, reply, store, with_fixture};
 use model_sim::script::Scripted;
 use serde_json::json;
 
-async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon, record)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused() {
-    let (h, _daemon, _record) = with_fixture().await;
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.command("ana", &square, "/collegium").await;
@@ -45,7 +32,7 @@ async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.model.sim.script(
@@ -103,7 +90,7 @@ async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
-    let (h, _daemon, _record) = with_fixture().await;
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     h.person("bo", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
@@ -154,7 +141,7 @@ async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking() {
-    let (h, _daemon, _record) = with_fixture().await;
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.command("ana", &square, "/collegium steer use euros")

@@ -3,23 +3,10 @@
 //! downtime against the process, and a turn that changed nothing is queued
 //! again and answered by a fresh turn.
 
-use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, completions_reach, reply, store};
+use e2e::scenario::{calls, completions_reach, reply, store, with_fixture};
 use model_sim::script::Scripted;
 use serde_json::json;
-
-async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon, record)
-}
 
 fn crash(daemon: &mut e2e::Daemon) {
     daemon.child.kill().expect("SIGKILL");
@@ -28,7 +15,7 @@ fn crash(daemon: &mut e2e::Daemon) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidated() {
-    let (h, mut daemon, record) = with_fixture().await;
+    let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.model.sim.script(
@@ -99,7 +86,7 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_3_a_turn_that_changed_nothing_is_queued_again_after_a_clean_stop_and_answered_afresh() {
-    let (h, mut daemon, _record) = with_fixture().await;
+    let (h, mut daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &["town-square"]).await;
     let square = h.channel("town-square").await.id;
     h.model.sim.script(

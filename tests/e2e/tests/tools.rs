@@ -2,36 +2,14 @@
 //! the fixture toolset started as a plugin, with signed grants and the
 //! store's dispatch records.
 
-use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, tool_results, turn_requests};
+use e2e::scenario::{calls, closed_status_post, reply, tool_results, turn_requests, with_fixture};
 use model_sim::script::Scripted;
 use serde_json::json;
 
-async fn with_fixture() -> (Harness, e2e::Daemon, std::path::PathBuf) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    (h, daemon, record)
-}
-
-async fn status_post(h: &Harness, channel: &str) -> String {
-    let posts = h.posts(channel).await;
-    let status = posts
-        .iter()
-        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
-        .expect("a status post");
-    h.wait_edit(&status.id, "Done in").await.message
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_1_concurrent_calls_run_together_and_their_results_keep_call_order() {
-    let (h, _daemon, record) = with_fixture().await;
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(
@@ -59,7 +37,7 @@ async fn s5_1_concurrent_calls_run_together_and_their_results_keep_call_order() 
         asked.contains(&"read".to_string()) && asked.contains(&"lookup".to_string()),
         "{asked:?}"
     );
-    let body = status_post(&h, &dm).await;
+    let body = closed_status_post(&h, &dm).await;
     assert!(
         body.contains("fixture::read") && body.contains("fixture::lookup"),
         "{body}"
@@ -68,7 +46,7 @@ async fn s5_1_concurrent_calls_run_together_and_their_results_keep_call_order() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_a_200_kb_result_enters_as_a_view_and_results_read_returns_the_exact_text() {
-    let (h, _daemon, _record) = with_fixture().await;
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     let key = "repeat:10000:row of the export";
@@ -119,22 +97,16 @@ async fn s3_8_a_200_kb_result_enters_as_a_view_and_results_read_returns_the_exac
         "{}",
         results[2]
     );
-    let body = status_post(&h, &dm).await;
+    let body = closed_status_post(&h, &dm).await;
     assert!(body.contains("the rest by reference"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_under_pressure_read_results_become_stand_ins_with_their_reference() {
-    let h = Harness::start().await;
-    h.limits(
+    let (h, _daemon, _record) = with_fixture(
         "debounce_window_ms = 0\nturn_ceiling_tokens = 7000\ncontext_budget_tokens = 2000\naction_budget = 40",
-    );
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
+    )
+    .await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     let mut script: Vec<Scripted> = (0..10)
@@ -179,7 +151,7 @@ async fn s3_8_under_pressure_read_results_become_stand_ins_with_their_reference(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_a_result_identical_to_one_still_shown_costs_one_line_naming_it() {
-    let (h, _daemon, _record) = with_fixture().await;
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     h.person("ana", &[]).await;
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(
