@@ -109,6 +109,28 @@ pub struct Planned {
     pub gated: bool,
 }
 
+impl Planned {
+    /// The tool it resolved to, in display form, else the name the model
+    /// wrote.
+    pub fn tool_name(&self) -> String {
+        self.resolved
+            .as_ref()
+            .map_or_else(|_| self.call.name.clone(), |(t, _, _)| t.to_string())
+    }
+
+    /// The call as one that did not run: denied, cancelled, or cut off by
+    /// the turn's end.
+    pub fn unrun(self, outcome: Outcome) -> Executed {
+        let tool = self.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
+        Executed {
+            summary: self.tool_name(),
+            tool,
+            outcome,
+            call: self.call,
+        }
+    }
+}
+
 /// Resolves the name and checks the arguments.
 pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
     let refused = |outcome: Outcome, tool: Option<ToolRef>, summary: String| Planned {

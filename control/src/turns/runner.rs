@@ -841,7 +841,9 @@ impl<'a> Turn<'a> {
             if let Some(halt) = self.halted_now() {
                 // A stop ends the turn at this boundary: no further calls.
                 for planned in run {
-                    let executed = cancelled(planned, &halt);
+                    let executed = planned.unrun(Outcome::Cancelled {
+                        by: halt.by.clone(),
+                    });
                     self.record_result(executed, limit).await;
                 }
                 exit.get_or_insert(Exit::Halted(halt));
@@ -878,7 +880,7 @@ impl<'a> Turn<'a> {
                     "not run: the action budget is spent"
                 };
                 for planned in run {
-                    let executed = not_run(planned, why);
+                    let executed = planned.unrun(Outcome::NotRun { why: why.into() });
                     if let Some(end) = self.record_result(executed, limit).await {
                         exit.get_or_insert(end);
                     }
@@ -904,19 +906,24 @@ impl<'a> Turn<'a> {
                         vec![self.run_planned(planned, decision).await]
                     }
                     Ok(Decided::Denied { by }) => {
-                        let tool = planned_tool(&planned);
+                        let tool = planned.tool_name();
                         exit = Some(Exit::Denied {
                             by: by.clone(),
                             tool,
                         });
-                        vec![denied(planned, by, None)]
+                        vec![planned.unrun(Outcome::Denied { by, reason: None })]
                     }
                     Ok(Decided::DeniedWithReason { by, reason }) => {
-                        vec![denied(planned, by, Some(reason))]
+                        vec![planned.unrun(Outcome::Denied {
+                            by,
+                            reason: Some(reason),
+                        })]
                     }
                     Err(end) => {
                         exit = Some(end);
-                        vec![not_run(planned, "not run: the approval could not be asked")]
+                        vec![planned.unrun(Outcome::NotRun {
+                            why: "not run: the approval could not be asked".into(),
+                        })]
                     }
                 }
             } else {
@@ -1600,54 +1607,6 @@ impl<'a> Turn<'a> {
         self.services.controls.release(&self.id);
         info!(turn = %self.id, exit = exit.kind(), "turn ended");
         progress
-    }
-}
-
-/// A call that never ran, saying why.
-fn not_run(planned: calls::Planned, why: &str) -> Executed {
-    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
-    Executed {
-        summary: tool
-            .as_ref()
-            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
-        tool,
-        outcome: Outcome::NotRun { why: why.into() },
-        call: planned.call,
-    }
-}
-
-/// A call a person denied.
-fn denied(planned: calls::Planned, by: String, reason: Option<String>) -> Executed {
-    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
-    Executed {
-        summary: tool
-            .as_ref()
-            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
-        tool,
-        outcome: Outcome::Denied { by, reason },
-        call: planned.call,
-    }
-}
-
-fn planned_tool(planned: &calls::Planned) -> String {
-    planned
-        .resolved
-        .as_ref()
-        .map_or_else(|_| planned.call.name.clone(), |(t, _, _)| t.to_string())
-}
-
-/// A call a person's stop cancelled before it ran.
-fn cancelled(planned: calls::Planned, halt: &Halt) -> Executed {
-    let tool = planned.resolved.as_ref().ok().map(|(t, _, _)| t.clone());
-    Executed {
-        summary: tool
-            .as_ref()
-            .map_or_else(|| planned.call.name.clone(), ToString::to_string),
-        tool,
-        outcome: Outcome::Cancelled {
-            by: halt.by.clone(),
-        },
-        call: planned.call,
     }
 }
 
