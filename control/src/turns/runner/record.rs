@@ -1,0 +1,268 @@
+//! What a turn keeps (§8.2, §3.8): each call's result as the model reads it
+//! and the trace keeps it, usage after each completion, and relief when the
+//! context outgrows its ceiling.
+
+use super::*;
+
+impl Turn<'_> {
+    pub(super) async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
+        let mut exit = None;
+        if executed.ran() {
+            self.rejections.tool_ran();
+            self.services.controls.called(&self.id);
+        }
+        let now = chrono::Utc::now().timestamp_millis();
+        let tool_name = executed
+            .tool
+            .as_ref()
+            .map_or_else(|| executed.call.name.clone(), ToString::to_string);
+        let mut disposition = executed.disposition();
+        let (content, replay) = match &executed.outcome {
+            Outcome::Ran {
+                text,
+                replay_line,
+                content_key,
+                ..
+            } => {
+                let tool = executed
+                    .tool
+                    .clone()
+                    .unwrap_or_else(|| crate::tools::ToolRef::new("unknown", "tool"));
+                let key = content_key.as_deref().unwrap_or(text);
+                // A byte-identical result the turn still shows costs one
+                // line naming it; one since replaced is shown again (§3.8).
+                match self.repeats.record(&executed.call.id, &tool, key) {
+                    Repeat::StillShown { line, .. } => (line, replay_line.clone()),
+                    repeat => {
+                        let view = self.views.enter(
+                            &tool_name,
+                            text,
+                            now,
+                            self.view_limit(),
+                            self.services.timezone,
+                        );
+                        if view.reference.is_some() {
+                            disposition = Disposition::Came(format!(
+                                "shown {} of {} characters; the rest by reference",
+                                view.shown, view.whole
+                            ));
+                        }
+                        let text = match repeat {
+                            Repeat::ShownAgain { earlier_call } => format!(
+                                "{}\n[The content is identical to the result of call {earlier_call}, since replaced.]",
+                                view.text
+                            ),
+                            _ => view.text,
+                        };
+                        (text, replay_line.clone())
+                    }
+                }
+            }
+            Outcome::Refused { text, .. } | Outcome::Failed { text, .. } => (text.clone(), None),
+            Outcome::Denied { by, reason } => (
+                match reason {
+                    Some(reason) => {
+                        format!("The call did not run: @{by} denied it, and said: “{reason}”")
+                    }
+                    None => format!("The call did not run: @{by} denied it."),
+                },
+                None,
+            ),
+            Outcome::NotRun { why } => (format!("The call was {why}."), None),
+            Outcome::Cancelled { by } => (
+                format!("The call did not run: @{by} stopped the turn."),
+                None,
+            ),
+            Outcome::NotHeld { text } => {
+                self.attempts += 1;
+                if self.rejections.rejected() == AfterRejection::EndTurn {
+                    exit = Some(Exit::Rejected);
+                }
+                (text.clone(), None)
+            }
+            Outcome::Unparseable => {
+                if self.unparseable_forgiven {
+                    exit = Some(Exit::MalformedCall);
+                }
+                self.unparseable_forgiven = true;
+                (
+                    "The call did not run: its arguments were not valid JSON. Call it again with a JSON object as its arguments.".to_string(),
+                    None,
+                )
+            }
+        };
+        let full = match &executed.outcome {
+            Outcome::Ran { text, .. } => text.clone(),
+            _ => content.clone(),
+        };
+        self.trace(
+            TraceKind::Result,
+            Some(executed.call.id.clone()),
+            Some(tool_name.clone()),
+            Some(executed.call.arguments.clone()),
+            Some(full),
+            Some(
+                serde_json::to_string(&ResultDetail {
+                    replay_line: replay,
+                })
+                .unwrap_or_default(),
+            ),
+        )
+        .await;
+        if executed.ran() {
+            let id = self.id.clone();
+            let _ = self.services.store.call(move |s| s.add_action(&id)).await;
+        }
+        self.own.push(Message::ToolResult {
+            call_id: executed.call.id.clone(),
+            name: executed.call.name.clone(),
+            content,
+        });
+        let line = CallLine {
+            summary: executed.summary.clone(),
+            disposition,
+        };
+        self.status
+            .call(&self.seat.rest, &self.services.store, &line, limit)
+            .await;
+        exit
+    }
+
+    /// How long a result may be before it enters as a view: a fixed share
+    /// of the ceiling, at most a fixed size (§3.8).
+    pub(super) fn view_limit(&self) -> usize {
+        let share = (self.seat.agent.limits.turn_ceiling_tokens as usize) * 4 / 10;
+        share.clamp(1_000, VIEW_MAX_CHARS)
+    }
+
+    /// Before each completion: over the ceiling, results the model already
+    /// read are replaced by one-line stand-ins with their reference, largest
+    /// first, until the context is well under it; a turn still over ends
+    /// (§3.8).
+    pub(super) fn relieve_pressure(&mut self) -> Option<Exit> {
+        let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
+        let used = |turn: &Self| -> u64 {
+            estimate(&turn.seat.system_prompt)
+                + turn
+                    .window
+                    .iter()
+                    .chain(turn.own.iter())
+                    .map(message_cost)
+                    .sum::<u64>()
+        };
+        if used(self) <= ceiling {
+            return None;
+        }
+        let target = ceiling * 7 / 10;
+        let mut order: Vec<(usize, u64)> = self
+            .own
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| match m {
+                Message::ToolResult { content, .. } if !content.starts_with("[Stand-in") => {
+                    Some((i, estimate(content)))
+                }
+                _ => None,
+            })
+            .collect();
+        order.sort_by_key(|entry| std::cmp::Reverse(entry.1));
+        let now = chrono::Utc::now().timestamp_millis();
+        for (index, _) in order {
+            if used(self) <= target {
+                break;
+            }
+            if let Message::ToolResult {
+                name,
+                content,
+                call_id,
+            } = &self.own[index]
+            {
+                self.repeats.replaced(call_id);
+                let reference = self.views.keep(name, content, now);
+                let size = content.chars().count();
+                let stand_in = format!(
+                    "[Stand-in: a result of {name}, {size} characters, already read. results::read with reference \"{reference}\" reads it again.]"
+                );
+                if let Message::ToolResult { content, .. } = &mut self.own[index] {
+                    *content = stand_in;
+                }
+            }
+        }
+        (used(self) > ceiling).then_some(Exit::CeilingExceeded)
+    }
+
+    pub(super) async fn record_completion(&self, completion: &Completion) {
+        self.add_usage(&completion.usage).await;
+        let detail = CompletionDetail {
+            calls: completion
+                .tool_calls
+                .iter()
+                .map(|c| RecordedCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect(),
+        };
+        let mut detail = serde_json::to_value(&detail).unwrap_or_default();
+        detail["usage"] = json!({
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "cached_prompt_tokens": completion.usage.cached_prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+            "estimated": completion.usage_estimated,
+        });
+        detail["upstream"] = json!(completion.upstream);
+        detail["finish"] = json!(format!("{:?}", completion.finish));
+        self.trace(
+            TraceKind::Completion,
+            None,
+            None,
+            None,
+            Some(completion.text.clone()),
+            Some(detail.to_string()),
+        )
+        .await;
+    }
+
+    pub(super) async fn add_usage(&self, usage: &crate::inference::Usage) {
+        let (id, usage) = (self.id.clone(), *usage);
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.add_usage(&id, &usage))
+            .await
+        {
+            warn!(%error, "could not record the turn's usage");
+        }
+    }
+
+    pub(super) async fn trace(
+        &self,
+        kind: TraceKind,
+        call_id: Option<String>,
+        tool: Option<String>,
+        arguments: Option<String>,
+        content: Option<String>,
+        detail: Option<String>,
+    ) {
+        let event = TurnEvent {
+            turn_id: self.id.clone(),
+            seq: 0,
+            at: chrono::Utc::now().timestamp_millis(),
+            kind,
+            call_id,
+            tool,
+            arguments,
+            content,
+            detail,
+        };
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.append_event(&event))
+            .await
+        {
+            warn!(%error, "could not record the turn's trace");
+        }
+    }
+}
