@@ -2,9 +2,11 @@
 //! posted under the agent's account with Approve, Deny and Deny with reason;
 //! a click reaches the decision route (`callbacks/`), which checks the
 //! approval's signature and the clicker, records one decision, and wakes the
-//! turn parked here. There is no timeout.
+//! turn parked here. There is no timeout. A question (§3.7a) rides the same
+//! machinery and is resolved by a person's answer instead.
 
 pub mod prompt;
+pub mod question;
 pub mod sign;
 
 use std::collections::HashMap;
@@ -15,9 +17,22 @@ use tokio::sync::oneshot;
 /// How a person decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decided {
-    Approved { by: String },
-    Denied { by: String },
-    DeniedWithReason { by: String, reason: String },
+    Approved {
+        by: String,
+    },
+    Denied {
+        by: String,
+    },
+    DeniedWithReason {
+        by: String,
+        reason: String,
+    },
+    /// A question's answer (§3.7a): there is no denial, since there is no
+    /// action to refuse.
+    Answered {
+        by: String,
+        answer: String,
+    },
 }
 
 impl Decided {
@@ -26,12 +41,26 @@ impl Decided {
             Self::Approved { .. } => "approved",
             Self::Denied { .. } => "denied",
             Self::DeniedWithReason { .. } => "denied_with_reason",
+            Self::Answered { .. } => "answered",
         }
     }
 
     pub fn by(&self) -> &str {
         match self {
-            Self::Approved { by } | Self::Denied { by } | Self::DeniedWithReason { by, .. } => by,
+            Self::Approved { by }
+            | Self::Denied { by }
+            | Self::DeniedWithReason { by, .. }
+            | Self::Answered { by, .. } => by,
+        }
+    }
+
+    /// A denial's reason or a question's answer: the words the person wrote.
+    pub fn words(&self) -> Option<&str> {
+        match self {
+            Self::DeniedWithReason { reason: words, .. } | Self::Answered { answer: words, .. } => {
+                Some(words)
+            }
+            Self::Approved { .. } | Self::Denied { .. } => None,
         }
     }
 }

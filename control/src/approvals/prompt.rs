@@ -10,54 +10,91 @@ use serde_json::{Value, json};
 /// The facts above the payload.
 pub struct PromptFacts<'a> {
     pub tool: &'a str,
-    /// Which attempt of the turn's budget this call is, and the budget.
-    pub action: u32,
-    pub budget: u32,
-    /// Who asked for the work: a person's username, or a colleague's display
-    /// name; none for a turn no one asked for.
-    pub asked_by: Option<AskedBy<'a>>,
+    pub line: Provenance,
+    /// A reasoned denial of the same tool earlier in this turn: (who, what
+    /// they said). The approver reads what was refused before.
+    pub earlier_denial: Option<(String, String)>,
     /// The payload as the tool will receive it.
     pub payload: &'a str,
 }
 
-pub enum AskedBy<'a> {
-    Person {
-        username: &'a str,
-        words: &'a str,
-    },
+/// What the framework-authored line says of a call (§3.7): which action of
+/// the budget it is and who the work descends from. Every word comes from
+/// the turn record; nothing a tool returned ever reaches it.
+pub struct Provenance {
+    /// Which attempt of the turn's budget this call is, and the budget.
+    pub action: u32,
+    pub budget: u32,
+    /// Who asked for the work; none for a turn no one asked for.
+    pub asked_by: Option<AskedBy>,
+}
+
+pub enum AskedBy {
+    /// A person, by username, with their words (the newest fragment where
+    /// folds happened).
+    Person { username: String, words: String },
+    /// A colleague, by display name, with its words and the person its
+    /// chain descends from, where one does.
     Colleague {
-        display_name: &'a str,
-        words: &'a str,
+        display_name: String,
+        words: String,
+        person: Option<String>,
     },
 }
 
 /// The longest excerpt of the asker's words the line quotes.
 pub const EXCERPT_CHARS: usize = 160;
 
+impl Provenance {
+    /// The line's facts, without its heading: "action 2 of 10 in this turn;
+    /// asked by @ana: “…”". A person it names is tagged (§3.7a).
+    pub fn describe(&self) -> String {
+        let asked = match &self.asked_by {
+            Some(AskedBy::Person { username, words }) => {
+                format!("asked by @{username}: “{}”", excerpt(words))
+            }
+            Some(AskedBy::Colleague {
+                display_name,
+                words,
+                person,
+            }) => {
+                let on_behalf = person
+                    .as_ref()
+                    .map(|p| format!(", working for @{p}"))
+                    .unwrap_or_default();
+                format!(
+                    "asked by the colleague {display_name}{on_behalf}: “{}”",
+                    excerpt(words)
+                )
+            }
+            None => "no person asked for this turn".to_string(),
+        };
+        format!(
+            "action {} of {} in this turn; {asked}",
+            self.action, self.budget
+        )
+    }
+}
+
 /// The prompt's text.
 pub fn render(facts: &PromptFacts<'_>) -> String {
-    let asked = match &facts.asked_by {
-        Some(AskedBy::Person { username, words }) => {
-            format!("asked by @{username}: “{}”", excerpt(words))
-        }
-        Some(AskedBy::Colleague {
-            display_name,
-            words,
-        }) => {
+    let denial = facts
+        .earlier_denial
+        .as_ref()
+        .map(|(by, reason)| {
             format!(
-                "asked by the colleague {display_name}: “{}”",
-                excerpt(words)
+                "\nEarlier in this turn @{by} denied `{}` and said: “{}”",
+                facts.tool,
+                escaped(&excerpt(reason))
             )
-        }
-        None => "no person asked for this turn".to_string(),
-    };
+        })
+        .unwrap_or_default();
     let payload = escaped(facts.payload);
     let fence = fence_for(&payload);
     format!(
-        "🔐 **Approval needed** for `{tool}` — action {action} of {budget} in this turn; {asked}.\n{fence}json\n{payload}\n{fence}",
+        "🔐 **Approval needed** for `{tool}` — {line}.{denial}\n{fence}json\n{payload}\n{fence}",
         tool = facts.tool,
-        action = facts.action,
-        budget = facts.budget,
+        line = facts.line.describe(),
     )
 }
 
@@ -83,12 +120,17 @@ pub fn attachments(url: &str, approval: &str, signature: &str) -> Value {
 }
 
 /// The prompt once decided: its text with the outcome, and no buttons.
+/// Only an approval's heading changes, since only an approval's heading is
+/// sure to come first (a question is led by the agent's own words).
 pub fn terminal(prompt: &str, outcome: &str) -> String {
-    let head = prompt.replacen("🔐 **Approval needed**", "**Approval decided**", 1);
-    format!("{head}\n{outcome}")
+    match prompt.strip_prefix("🔐 **Approval needed**") {
+        Some(rest) => format!("**Approval decided**{rest}\n{outcome}"),
+        None => format!("{prompt}\n{outcome}"),
+    }
 }
 
-fn excerpt(words: &str) -> String {
+/// The words, whitespace flattened, cut at `EXCERPT_CHARS` with an ellipsis.
+pub fn excerpt(words: &str) -> String {
     let flat: String = words.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= EXCERPT_CHARS {
         flat
@@ -139,12 +181,15 @@ mod tests {
         let payload = "a ``` b ```` c\u{202E}evil\u{200B}\u{7}";
         let text = render(&PromptFacts {
             tool: "mail::send",
-            action: 3,
-            budget: 10,
-            asked_by: Some(AskedBy::Person {
-                username: "ana",
-                words: "please send it",
-            }),
+            line: Provenance {
+                action: 3,
+                budget: 10,
+                asked_by: Some(AskedBy::Person {
+                    username: "ana".into(),
+                    words: "please send it".into(),
+                }),
+            },
+            earlier_denial: None,
             payload,
         });
         assert!(
@@ -160,15 +205,28 @@ mod tests {
         let words = "word ".repeat(100);
         let text = render(&PromptFacts {
             tool: "t::x",
-            action: 1,
-            budget: 2,
-            asked_by: Some(AskedBy::Colleague {
-                display_name: "Theo",
-                words: &words,
-            }),
+            line: Provenance {
+                action: 1,
+                budget: 2,
+                asked_by: Some(AskedBy::Colleague {
+                    display_name: "Theo".into(),
+                    words,
+                    person: Some("ana".into()),
+                }),
+            },
+            earlier_denial: Some(("bo".into(), "not to \u{202E}them".into())),
             payload: "{}",
         });
-        assert!(text.contains("asked by the colleague Theo: “word word"));
+        assert!(
+            text.contains("asked by the colleague Theo, working for @ana: “word word"),
+            "{text}"
+        );
         assert!(text.contains("…”"));
+        assert!(
+            text.contains(
+                "Earlier in this turn @bo denied `t::x` and said: “not to \\u{202E}them”"
+            ),
+            "{text}"
+        );
     }
 }

@@ -262,7 +262,7 @@ async fn approvals(services: &Services, agent: Option<&str>) -> Json<Value> {
         .await
         .unwrap_or_default();
     if open.is_empty() {
-        return ephemeral("No approval is waiting on a person.");
+        return ephemeral("No approval or question is waiting on a person.");
     }
     let mut out = format!("{} waiting on a person, oldest first:", open.len());
     for (decision, at, channel) in open {
@@ -279,7 +279,11 @@ async fn approvals(services: &Services, agent: Option<&str>) -> Json<Value> {
         let _ = write!(
             out,
             "\n- {display} in {place}: {} since {} (prompt post {})",
-            decision.tool.as_deref().unwrap_or("a call"),
+            if decision.is_question() {
+                "a question"
+            } else {
+                decision.tool.as_deref().unwrap_or("more actions")
+            },
             local_time(at, services.timezone),
             decision.prompt_post_id.as_deref().unwrap_or("not posted")
         );

@@ -1,8 +1,9 @@
-//! The decision route (§3.7, §6.4): a click on Approve or Deny, or the
-//! dialog submitting a denial's reason. Any person in the channel may
-//! decide; a click from outside it, from a bot, or on a decided prompt is
-//! answered with an ephemeral line and changes nothing. Two concurrent
-//! clicks record exactly one decision.
+//! The decision route (§3.7, §3.7a, §6.4): a click on Approve or Deny or on
+//! a question's offered answer, or the dialog submitting a denial's reason
+//! or a written answer. Any person in the channel may decide; a click from
+//! outside it, from a bot, or on a decided prompt is answered with an
+//! ephemeral line and changes nothing. Two concurrent clicks record exactly
+//! one decision.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::DIALOG_ROUTE;
-use crate::approvals::{Decided, prompt, sign};
+use crate::approvals::{Decided, prompt, question, sign};
 use crate::store::AuthorKind;
 use crate::store::decisions::DecisionRecord;
 use crate::turns::services::Services;
@@ -37,6 +38,8 @@ struct ClickContext {
     action: String,
     approval: String,
     signature: String,
+    /// Which offered answer a question's button gives (§3.7a).
+    choice: Option<usize>,
 }
 
 fn ephemeral(text: &str) -> Json<Value> {
@@ -83,19 +86,36 @@ pub async fn click(
     } else {
         click.user_name.clone()
     };
-    match context.action.as_str() {
-        "approve" => Ok(decide(&services, &decision, Decided::Approved { by }).await),
-        "deny" => Ok(decide(&services, &decision, Decided::Denied { by }).await),
-        "reason" => {
-            open_reason_dialog(&services, &decision, &click.trigger_id, &context.signature).await;
+    let trigger = (click.trigger_id.as_str(), context.signature.as_str());
+    match (decision.is_question(), context.action.as_str()) {
+        (false, "approve") => Ok(decide(&services, &decision, Decided::Approved { by }).await),
+        (false, "deny") => Ok(decide(&services, &decision, Decided::Denied { by }).await),
+        (false, "reason") => {
+            open_dialog(&services, &decision, trigger, reason_dialog(&decision)).await;
+            Ok(Json(json!({})))
+        }
+        // The answer recorded is the text the store kept for the index, so
+        // a click can only give an answer the prompt offered.
+        (true, question::CHOOSE) => match context.choice.and_then(|i| decision.choices.get(i)) {
+            Some(answer) => {
+                let answer = answer.clone();
+                Ok(decide(&services, &decision, Decided::Answered { by, answer }).await)
+            }
+            None => Ok(ephemeral(
+                "That answer was not offered; nothing was recorded.",
+            )),
+        },
+        (true, question::WRITE) => {
+            open_dialog(&services, &decision, trigger, answer_dialog()).await;
             Ok(Json(json!({})))
         }
         _ => Ok(ephemeral("That button does nothing.")),
     }
 }
 
-/// The dialog's submission: a denial with its reason.
-pub async fn reason(
+/// The dialog's submission: a denial with its reason, or a question's
+/// written answer.
+pub async fn submitted(
     State(services): State<Arc<Services>>,
     Json(submission): Json<SubmitDialogRequest>,
 ) -> Result<Json<Value>, StatusCode> {
@@ -120,17 +140,25 @@ pub async fn reason(
         Ok(decision) => decision,
         Err(refusal) => return Ok(Json(json!({"error": refusal}))),
     };
-    let reason = submission
+    let field = if decision.is_question() {
+        "answer"
+    } else {
+        "reason"
+    };
+    let words = submission
         .submission
-        .get("reason")
+        .get(field)
         .and_then(Value::as_str)
         .unwrap_or_default()
         .trim()
         .to_string();
-    if reason.is_empty() {
-        return Ok(Json(
-            json!({"errors": {"reason": "Say why, or press Deny instead."}}),
-        ));
+    if words.is_empty() {
+        let hint = if decision.is_question() {
+            "Write an answer, or pick one of the offered ones."
+        } else {
+            "Say why, or press Deny instead."
+        };
+        return Ok(Json(json!({"errors": {field: hint}})));
     }
     let channel = submission.channel_id.clone();
     let user = submission.user_id.clone();
@@ -142,12 +170,12 @@ pub async fn reason(
         .flatten()
         .map(|m| m.username)
         .unwrap_or_default();
-    let answered = decide(
-        &services,
-        &decision,
-        Decided::DeniedWithReason { by, reason },
-    )
-    .await;
+    let decided = if decision.is_question() {
+        Decided::Answered { by, answer: words }
+    } else {
+        Decided::DeniedWithReason { by, reason: words }
+    };
+    let answered = decide(&services, &decision, decided).await;
     // A dialog's answer cannot update the prompt: the agent edits it.
     if let Some(text) = answered.0.get("ephemeral_text").and_then(Value::as_str) {
         return Ok(Json(json!({"error": text})));
@@ -185,15 +213,26 @@ async fn checked(
         .await
         .map_err(|e| format!("The decision could not be read: {e}"))?;
     let (Some(decision), member) = found else {
-        return Err("There is no such approval.".into());
+        return Err("There is no such approval or question.".into());
+    };
+    let (noun, verb) = if decision.is_question() {
+        ("question", "answer")
+    } else {
+        ("approval", "decide")
     };
     if decision.channel_id != channel_id {
-        return Err("This approval belongs to another channel; nothing was decided.".into());
+        return Err(format!(
+            "This {noun} belongs to another channel; nothing was recorded."
+        ));
     }
     match member {
         Some(m) if m.kind == AuthorKind::Person => {}
-        Some(_) => return Err("Only a person may decide an approval.".into()),
-        None => return Err("Only a person in this channel may decide this approval.".into()),
+        Some(_) => return Err(format!("Only a person may {verb} this {noun}.")),
+        None => {
+            return Err(format!(
+                "Only a person in this channel may {verb} this {noun}."
+            ));
+        }
     }
     if let (Some(outcome), Some(by)) = (&decision.outcome, &decision.decided_by) {
         return Err(format!(
@@ -212,10 +251,7 @@ async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided
         decided.outcome(),
         decided.by().to_string(),
     );
-    let reason = match &decided {
-        Decided::DeniedWithReason { reason, .. } => Some(reason.clone()),
-        _ => None,
-    };
+    let reason = decided.words().map(str::to_string);
     let now = chrono::Utc::now().timestamp_millis();
     let won = services
         .store
@@ -254,16 +290,55 @@ async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided
                 prompt::escaped(reason)
             )
         }
+        Decided::Answered { by, answer } => question::answered_line(by, answer),
     };
     services.parked.wake(&decision.id, decided);
     Json(json!({"update": {"message": prompt::terminal(&decision.payload, &line), "props": {}}}))
 }
 
-async fn open_reason_dialog(
+/// The dialog a denial's reason is written in.
+fn reason_dialog(decision: &DecisionRecord) -> Dialog {
+    Dialog {
+        title: "Deny with reason".into(),
+        introduction_text: format!(
+            "Say why you deny {}; the agent reads your reason.",
+            decision.tool.as_deref().unwrap_or("this call")
+        ),
+        elements: vec![DialogElement {
+            display_name: "Reason".into(),
+            name: "reason".into(),
+            kind: "textarea".into(),
+            ..DialogElement::default()
+        }],
+        submit_label: "Deny".into(),
+        ..Dialog::default()
+    }
+}
+
+/// The dialog a question's free answer is written in (§3.7a).
+fn answer_dialog() -> Dialog {
+    Dialog {
+        title: "Answer".into(),
+        introduction_text: "The agent reads your answer as the result of its question.".into(),
+        elements: vec![DialogElement {
+            display_name: "Answer".into(),
+            name: "answer".into(),
+            kind: "textarea".into(),
+            ..DialogElement::default()
+        }],
+        submit_label: "Answer".into(),
+        ..Dialog::default()
+    }
+}
+
+/// Opens `dialog` inside the click handler, before the trigger id expires
+/// (contract §A.10). Its state carries the prompt's signature, so the
+/// submission is checked as the click was.
+async fn open_dialog(
     services: &Services,
     decision: &DecisionRecord,
-    trigger_id: &str,
-    signature: &str,
+    (trigger_id, signature): (&str, &str),
+    dialog: Dialog,
 ) {
     let Some(seat) = services.seat(&decision.agent) else {
         return;
@@ -273,24 +348,12 @@ async fn open_reason_dialog(
         url: format!("{}{DIALOG_ROUTE}", services.callback_url),
         dialog: Dialog {
             callback_id: decision.id.clone(),
-            title: "Deny with reason".into(),
-            introduction_text: format!(
-                "Say why you deny {}; the agent reads your reason.",
-                decision.tool.as_deref().unwrap_or("this call")
-            ),
-            elements: vec![DialogElement {
-                display_name: "Reason".into(),
-                name: "reason".into(),
-                kind: "textarea".into(),
-                ..DialogElement::default()
-            }],
-            submit_label: "Deny".into(),
             state: signature.to_string(),
-            ..Dialog::default()
+            ..dialog
         },
     };
     let opened: Result<Value, _> = seat.rest.post("actions/dialogs/open", &request).await;
     if let Err(error) = opened {
-        warn!(%error, "could not open the denial dialog");
+        warn!(%error, "could not open the dialog");
     }
 }

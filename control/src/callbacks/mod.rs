@@ -41,7 +41,7 @@ pub async fn serve(
         .map_err(|source| BindError { addr, source })?;
     let router = Router::new()
         .route(DECISION_ROUTE, post(decision::click))
-        .route(DIALOG_ROUTE, post(decision::reason))
+        .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
         .with_state(services);
     info!(%addr, "listening for Mattermost callbacks");

@@ -29,6 +29,9 @@ use crate::workers::dispatch::Worker;
 /// The core tools this build serves itself; the others arrive with their
 /// features and are not offered before (§3.4: never offer what cannot run).
 const SERVED_CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
+/// The granted tools this daemon serves itself, offered to an agent that
+/// holds them.
+const SERVED_GRANTED: &[(&str, &str)] = &[("ask", "human")];
 
 /// What the running agents need to stop.
 pub struct Running {
@@ -327,7 +330,10 @@ fn offered(
     for tool in granted {
         let served = match registry.toolset(&tool.namespace).map(|t| &t.host) {
             Some(Host::Worker(_) | Host::Plugin) => workers.contains_key(&tool.namespace),
-            _ => false,
+            Some(Host::Daemon) => SERVED_GRANTED
+                .iter()
+                .any(|(namespace, name)| tool.namespace == *namespace && tool.tool == *name),
+            None => false,
         };
         if served && registry.tool(&tool).is_some() && !tools.contains(&tool) {
             tools.push(tool);

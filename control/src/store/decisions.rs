@@ -17,6 +17,8 @@ pub struct NewDecision {
     pub tool: Option<String>,
     /// Exactly what the person was shown.
     pub payload: String,
+    /// The short answers a question offers as buttons (§3.7a).
+    pub choices: Vec<String>,
     pub requested_at: Millis,
 }
 
@@ -26,20 +28,33 @@ pub struct DecisionRecord {
     pub turn_id: String,
     pub agent: String,
     pub channel_id: String,
+    /// `approval`, `extension` or `ask`.
+    pub kind: String,
     pub tool: Option<String>,
     /// Exactly what the person was shown.
     pub payload: String,
     pub prompt_post_id: Option<String>,
     pub outcome: Option<String>,
     pub decided_by: Option<String>,
+    /// A denial's reason, or a question's answer.
     pub reason: Option<String>,
+    pub choices: Vec<String>,
+}
+
+impl DecisionRecord {
+    /// Whether it asks a question (§3.7a) rather than for consent.
+    pub fn is_question(&self) -> bool {
+        self.kind == "ask"
+    }
 }
 
 impl Store {
     pub fn open_decision(&self, decision: &NewDecision) -> Result<(), StoreError> {
+        let choices = (!decision.choices.is_empty())
+            .then(|| serde_json::Value::from(decision.choices.clone()).to_string());
         self.conn.execute(
-            "INSERT INTO decisions (id, turn_id, call_id, agent, channel_id, kind, tool, payload, requested_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO decisions (id, turn_id, call_id, agent, channel_id, kind, tool, payload, requested_at, choices)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 decision.id,
                 decision.turn_id,
@@ -50,6 +65,7 @@ impl Store {
                 decision.tool,
                 decision.payload,
                 decision.requested_at,
+                choices,
             ],
         )?;
         Ok(())
@@ -93,7 +109,7 @@ impl Store {
         ))?;
         let rows = statement
             .query_map(params![agent], |row| {
-                Ok((read_decision(row)?, row.get(10)?))
+                Ok((read_decision(row)?, row.get(12)?))
             })?
             .collect::<Result<_, _>>()?;
         Ok(rows)
@@ -124,7 +140,7 @@ impl Store {
 }
 
 const DECISION_COLUMNS: &str = "id, turn_id, agent, channel_id, tool, payload, prompt_post_id, \
-     outcome, decided_by, reason";
+     outcome, decided_by, reason, kind, choices";
 
 fn read_decision(row: &rusqlite::Row<'_>) -> rusqlite::Result<DecisionRecord> {
     Ok(DecisionRecord {
@@ -138,6 +154,11 @@ fn read_decision(row: &rusqlite::Row<'_>) -> rusqlite::Result<DecisionRecord> {
         outcome: row.get(7)?,
         decided_by: row.get(8)?,
         reason: row.get(9)?,
+        kind: row.get(10)?,
+        choices: row
+            .get::<_, Option<String>>(11)?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default(),
     })
 }
 
@@ -174,6 +195,7 @@ mod tests {
             kind: "approval".into(),
             tool: Some("fixture::write".into()),
             payload: "{}".into(),
+            choices: Vec::new(),
             requested_at: 2,
         };
         store.open_decision(&decision).expect("open");

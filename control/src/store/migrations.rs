@@ -33,6 +33,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(3, "0003_decisions_and_queue"),
     migration!(4, "0004_process_runs"),
     migration!(5, "0005_worker_calls"),
+    migration!(6, "0006_question_choices"),
 ];
 
 /// The schema version this build writes.

@@ -420,6 +420,23 @@ impl Store {
             .optional()?)
     }
 
+    /// The person a turn's work descends from (§3.7, §3.7a): the author of
+    /// the post its chain's root turn answered, where that was a person.
+    pub fn origin_person(&self, turn_id: &str) -> Result<Option<String>, StoreError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT p.author_name FROM turns t
+                 JOIN turns r ON r.id = t.chain_root
+                 JOIN posts p ON p.id = r.answers_post_id
+                 WHERE t.id = ?1 AND p.author_kind = 'person'",
+                params![turn_id],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
     /// How many turns carry a chain root (§7.4): admission counts by root.
     pub fn chain_count(&self, root: &str) -> Result<u32, StoreError> {
         let count: i64 = self.conn.query_row(

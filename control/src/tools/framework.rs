@@ -258,9 +258,24 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             vec![
                 Tool::new(
                     "human",
-                    "Ask the person your work descends from a question.",
+                    "Ask the person your work descends from a question only a person can answer, and wait for the answer.",
                 )
-                .ask(),
+                .ask()
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["question"],
+                    "properties": {
+                        "question": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "The question, as the person will read it."},
+                        "answers": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1, "maxLength": crate::approvals::question::MAX_CHOICE_CHARS},
+                            "maxItems": crate::approvals::question::MAX_CHOICES,
+                            "uniqueItems": true,
+                            "description": "A few short answers offered as buttons; the person may always write their own."
+                        }
+                    }
+                })),
             ],
         ),
         toolset(

@@ -107,6 +107,8 @@ pub struct Planned {
     pub budget_exempt: bool,
     /// It stops for a person's approval before it runs (§3.7).
     pub gated: bool,
+    /// It asks a person a question; the answer is its result (§3.7a).
+    pub asks: bool,
 }
 
 impl Planned {
@@ -144,6 +146,7 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
         concurrent: false,
         budget_exempt: false,
         gated: false,
+        asks: false,
     };
     let tool = match resolve(&call.name, &seat.held) {
         Ok(tool) => tool,
@@ -186,16 +189,17 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
             );
         }
     };
-    if declared.gate == Gate::Ask {
-        // Questions (§3.7a) arrive with ask::human; until then a call that
-        // would ask is refused plainly.
+    let asks = declared.gate == Gate::Ask;
+    if asks && !is_ask_human(&tool) {
+        // ask::human is the one tool that asks (§3.7a); what a plugin would
+        // do with a person's answer is not settled (docs/spec-findings.md).
         return refused(
             Outcome::Refused {
                 text: format!(
-                    "The call did not run: {tool} asks a person a question, and this \
-                     deployment cannot ask one yet. Ask in your reply instead."
+                    "The call did not run: {tool} declares a question, and only ask::human \
+                     may ask a person one. Use ask::human."
                 ),
-                reason: "it asks a person, which this build cannot do yet".into(),
+                reason: "only ask::human may ask a person".into(),
             },
             Some(tool.clone()),
             tool.to_string(),
@@ -207,8 +211,13 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
         concurrent: declared.concurrent && declared.gate == Gate::None,
         budget_exempt: declared.budget_exempt,
         gated: declared.gate == Gate::Approval,
+        asks,
         resolved: Ok((tool, accepted.value, accepted.ignored)),
     }
+}
+
+fn is_ask_human(tool: &ToolRef) -> bool {
+    tool.namespace == "ask" && tool.tool == "human"
 }
 
 /// What a call needs beyond its plan.

@@ -24,25 +24,54 @@ pub async fn running(limits: &str) -> (Harness, Daemon) {
 /// (§3.14), under `limits`; the path where the fixture records what it was
 /// asked.
 pub async fn with_fixture(limits: &str) -> (Harness, Daemon, std::path::PathBuf) {
+    with_fixture_granting(limits, &[]).await
+}
+
+/// As `with_fixture`, with these toolsets granted to mira besides.
+pub async fn with_fixture_granting(
+    limits: &str,
+    more: &[&str],
+) -> (Harness, Daemon, std::path::PathBuf) {
     let h = Harness::start().await;
     h.limits(limits);
     h.provision().await.expect("provisioned");
     let record = h.dir.path().join("asked.jsonl");
     h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
+    let mut grants = vec!["workspace", "fixture"];
+    grants.extend_from_slice(more);
+    h.grant_mira(&grants);
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     (h, daemon, record)
 }
 
+/// The channel's (first) status post (§8.1), as it reads now.
+pub async fn status_post(h: &Harness, channel: &str) -> mattermost_wire::model::Post {
+    h.posts(channel)
+        .await
+        .into_iter()
+        .find(|p| p.props.get("collegium_role") == Some(&serde_json::json!("status")))
+        .expect("a status post")
+}
+
 /// The channel's status post (§8.1), as its closing line leaves it.
 pub async fn closed_status_post(h: &Harness, channel: &str) -> String {
-    let posts = h.posts(channel).await;
-    let status = posts
-        .iter()
-        .find(|p| p.props.get("collegium_role") == Some(&serde_json::json!("status")))
-        .expect("a status post");
+    let status = status_post(h, channel).await;
     h.wait_edit(&status.id, "Done in").await.message
+}
+
+/// Posts `body` to the daemon's callback server at `route` as Mattermost
+/// would (§6.4): the status and the JSON answer.
+pub async fn callback(h: &Harness, route: &str, body: &Value) -> (u16, Value) {
+    let url = format!("{}{route}", h.loaded().config.callbacks.public_url);
+    let response = reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .expect("the callback server answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 /// A scripted reply with no call.

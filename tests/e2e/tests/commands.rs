@@ -79,12 +79,7 @@ async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
         fixture_toolset::asked(&record).is_empty(),
         "the write never ran"
     );
-    let status = h
-        .posts(&square)
-        .await
-        .into_iter()
-        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
-        .expect("status post");
+    let status = e2e::scenario::status_post(&h, &square).await;
     h.wait_edit(&status.id, "Stopped by @ana").await;
 }
 

@@ -28,12 +28,7 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira write it").await;
     let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
-    let status = h
-        .posts(&square)
-        .await
-        .into_iter()
-        .find(|p| p.props.get("collegium_role") == Some(&json!("status")))
-        .expect("the status post");
+    let status = e2e::scenario::status_post(&h, &square).await;
     crash(&mut daemon);
 
     let mut again = h.daemon();

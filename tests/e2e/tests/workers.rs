@@ -164,6 +164,7 @@ async fn decision(s: &Setup, id: &str, tool: &str, outcome: Option<&str>) {
                 kind: "approval".into(),
                 tool: Some(tool),
                 payload: "{}".into(),
+                choices: Vec::new(),
                 requested_at: 2,
             })?;
             if let Some(outcome) = outcome {

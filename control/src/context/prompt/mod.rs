@@ -176,6 +176,13 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
          A completion may run for at most {secs} seconds.\n",
         secs = agent.limits.completion_time_limit_secs,
     );
+    if facts.holds("ask", "human") {
+        // §3.7a: the preamble tells the model a question is not permission.
+        out.push_str(
+            "ask::human asks the person your work descends from a question, and waits for the answer.\n\
+             Use it only for a fact only a person has. It is not a way to ask permission: a consequential action stops for approval anyway.\n\n",
+        );
+    }
     if facts.holds_memory {
         out.push_str(
             "## Memory\n\

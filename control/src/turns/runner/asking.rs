@@ -3,8 +3,52 @@
 //! has no timeout and which a person's stop cancels.
 
 use super::*;
+use crate::approvals::prompt::{AskedBy, Provenance};
 
 impl Turn<'_> {
+    /// The framework-authored line's facts (§3.7): this action's place in
+    /// the budget and who the work descends from, all from the turn record.
+    async fn provenance(&self) -> Provenance {
+        let asker = self.answers.last();
+        let turn = self.id.clone();
+        let person = self
+            .services
+            .store
+            .call(move |s| s.origin_person(&turn))
+            .await
+            .ok()
+            .flatten();
+        // Agent mentions are stripped from prompts (§4.5): a quoted @name
+        // would address that agent from the prompt.
+        let asked_by = asker.map(|post| {
+            let words = crate::context::window::strip_mentions_of_agents(
+                &post.message,
+                &self.services.display_names,
+            );
+            match post.author_kind {
+                crate::store::AuthorKind::Agent => AskedBy::Colleague {
+                    display_name: self
+                        .services
+                        .display_names
+                        .get(&post.author_name)
+                        .cloned()
+                        .unwrap_or_else(|| post.author_name.clone()),
+                    words,
+                    person,
+                },
+                _ => AskedBy::Person {
+                    username: post.author_name.clone(),
+                    words,
+                },
+            }
+        });
+        Provenance {
+            action: self.attempts,
+            budget: self.seat.agent.limits.action_budget,
+            asked_by,
+        }
+    }
+
     /// Parks the turn on a person's decision (§3.7): the prompt under the
     /// agent's account, the status post's head saying since when, and no
     /// timeout.
@@ -15,62 +59,87 @@ impl Turn<'_> {
             ));
         };
         let payload = serde_json::to_string_pretty(value).unwrap_or_default();
-        let asker = self.answers.last().cloned();
-        // Agent mentions are stripped from prompts (§4.5): a quoted @name
-        // would address that agent from the prompt.
-        let words = asker.as_ref().map(|post| {
-            crate::context::window::strip_mentions_of_agents(
-                &post.message,
-                &self.services.display_names,
-            )
-        });
-        let words = words.as_deref().unwrap_or_default();
-        let asked_by = asker.as_ref().map(|post| match post.author_kind {
-            crate::store::AuthorKind::Agent => AskedBy::Colleague {
-                display_name: self
-                    .services
-                    .display_names
-                    .get(&post.author_name)
-                    .map_or(post.author_name.as_str(), String::as_str),
-                words,
-            },
-            _ => AskedBy::Person {
-                username: &post.author_name,
-                words,
-            },
-        });
+        let tool = tool.to_string();
         let text = prompt::render(&prompt::PromptFacts {
-            tool: &tool.to_string(),
-            action: self.attempts,
-            budget: self.seat.agent.limits.action_budget,
-            asked_by,
+            tool: &tool,
+            line: self.provenance().await,
+            earlier_denial: self.reasoned_denials.get(&tool).cloned(),
             payload: &payload,
         });
-        self.ask_person("approval", Some(tool.to_string()), &planned.call.id, text)
-            .await
+        self.ask_person(Asking {
+            kind: "approval",
+            tool: Some(tool),
+            call_id: &planned.call.id,
+            text,
+            choices: Vec::new(),
+        })
+        .await
+    }
+
+    /// Parks the turn on a person's answer (§3.7a): the agent's words lead,
+    /// the line names (and so tags) the person the work descends from, and
+    /// the offered answers are buttons beside free text.
+    pub(super) async fn question(&mut self, planned: &calls::Planned) -> Result<Decided, Exit> {
+        let Ok((_, value, _)) = &planned.resolved else {
+            return Err(Exit::Store(
+                "a question for a call that did not resolve".into(),
+            ));
+        };
+        let question = value
+            .get("question")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let question = crate::context::window::strip_mentions_of_agents(
+            question,
+            &self.services.display_names,
+        );
+        let choices: Vec<String> = value
+            .get("answers")
+            .and_then(serde_json::Value::as_array)
+            .map(|answers| {
+                answers
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let lead = crate::context::window::strip_mentions_of_agents(
+            &self.beside_calls,
+            &self.services.display_names,
+        );
+        let text = crate::approvals::question::render(&crate::approvals::question::QuestionFacts {
+            lead: Some(&lead),
+            line: self.provenance().await,
+            question: &question,
+        });
+        self.ask_person(Asking {
+            kind: "ask",
+            tool: Some(planned.tool_name()),
+            call_id: &planned.call.id,
+            text,
+            choices,
+        })
+        .await
     }
 
     /// Posts a prompt under the agent's account and parks the turn on it
     /// until a person decides (§3.7, §5.3): no timeout; a stop cancels it.
-    pub(super) async fn ask_person(
-        &mut self,
-        kind: &str,
-        tool: Option<String>,
-        call_id: &str,
-        text: String,
-    ) -> Result<Decided, Exit> {
+    async fn ask_person(&mut self, asking: Asking<'_>) -> Result<Decided, Exit> {
         let id = uuid::Uuid::now_v7().to_string();
         let record = NewDecision {
             id: id.clone(),
             turn_id: self.id.clone(),
-            call_id: call_id.to_string(),
+            call_id: asking.call_id.to_string(),
             agent: self.start.agent.clone(),
             channel_id: self.start.channel_id.clone(),
-            kind: kind.into(),
-            tool,
-            payload: text.clone(),
+            kind: asking.kind.into(),
+            tool: asking.tool,
+            payload: asking.text.clone(),
+            choices: asking.choices.clone(),
             requested_at: chrono::Utc::now().timestamp_millis(),
         };
+        let text = asking.text;
         self.services
             .store
             .call(move |s| s.open_decision(&record))
@@ -90,7 +159,11 @@ impl Turn<'_> {
             props: json!({
                 ROLE_PROP: "prompt",
                 TURN_PROP: self.id,
-                "attachments": prompt::attachments(&url, &id, &signature),
+                "attachments": if asking.kind == "ask" {
+                    crate::approvals::question::attachments(&url, &id, &signature, &asking.choices)
+                } else {
+                    prompt::attachments(&url, &id, &signature)
+                },
             })
             .as_object()
             .cloned()
@@ -100,10 +173,12 @@ impl Turn<'_> {
         // The status post says the turn waits before the prompt appears, so
         // the channel reads in the order things happened (§8.1).
         let since = chrono::Utc::now().with_timezone(&self.services.timezone);
-        let head = format!(
-            "🔐 _waiting on a decision since {}_",
-            since.format("%H:%M %Z")
-        );
+        let waits_on = if asking.kind == "ask" {
+            "❓ _waiting on an answer since"
+        } else {
+            "🔐 _waiting on a decision since"
+        };
+        let head = format!("{waits_on} {}_", since.format("%H:%M %Z"));
         let limit = self.services.post_limit.get();
         self.status
             .set_head(&self.seat.rest, &self.services.store, Some(head), limit)
@@ -176,7 +251,14 @@ impl Turn<'_> {
             },
         );
         let call = run.first().map(|p| p.call.id.clone()).unwrap_or_default();
-        self.ask_person("extension", None, &call, text).await
+        self.ask_person(Asking {
+            kind: "extension",
+            tool: None,
+            call_id: &call,
+            text,
+            choices: Vec::new(),
+        })
+        .await
     }
 
     /// A stop cancels a pending prompt without counting a denial (§7.5):
@@ -205,4 +287,42 @@ impl Turn<'_> {
             }
         }
     }
+}
+
+/// A prompt to post and park on.
+struct Asking<'a> {
+    /// `approval`, `extension` or `ask`.
+    kind: &'static str,
+    tool: Option<String>,
+    call_id: &'a str,
+    text: String,
+    /// A question's offered answers.
+    choices: Vec<String>,
+}
+
+/// The call whose prompt could not be asked, or whose wait a person's stop
+/// ended (§7.5: cancelled, not denied).
+pub(super) fn unasked(planned: calls::Planned, exit: &mut Option<Exit>, end: Exit) -> Executed {
+    let outcome = match &end {
+        Exit::Halted(halt) => Outcome::Cancelled {
+            by: halt.by.clone(),
+        },
+        _ => Outcome::NotRun {
+            why: "not run: the person could not be asked".into(),
+        },
+    };
+    exit.get_or_insert(end);
+    planned.unrun(outcome)
+}
+
+/// A question's answer as the call's result (§3.7a).
+pub(super) fn answered(planned: calls::Planned, by: &str, answer: &str) -> Executed {
+    let mut executed = planned.unrun(Outcome::Ran {
+        text: format!("@{by} answered: {answer}"),
+        replay_line: None,
+        content_key: None,
+        note: Some(format!("answered by @{by}")),
+    });
+    executed.summary = format!("{} — asked a person", executed.summary);
+    executed
 }

@@ -32,6 +32,7 @@ mod exit;
 mod people;
 mod record;
 
+use asking::{answered, unasked};
 use people::{killed, next_steer, stopped};
 
 use exit::Exit;
@@ -43,7 +44,7 @@ use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::services::{Seat, Services};
 use super::status_post::StatusPost;
-use crate::approvals::prompt::{self, AskedBy};
+use crate::approvals::prompt;
 use crate::approvals::{Decided, sign};
 use crate::store::decisions::NewDecision;
 
@@ -155,6 +156,11 @@ struct Turn<'a> {
     call_counts: std::collections::BTreeMap<String, u32>,
     /// The newest text the agent wrote beside its calls.
     last_words: Option<String>,
+    /// What the completion whose calls are running wrote beside them.
+    beside_calls: String,
+    /// Reasoned denials in this turn, by tool: (who, what they said). The
+    /// next prompt for the same tool shows it (§3.7).
+    reasoned_denials: std::collections::BTreeMap<String, (String, String)>,
     /// Where the turn sits in its chain (§7.4); never shown to the model.
     depth: u32,
     chain_length: u32,
@@ -198,6 +204,8 @@ impl<'a> Turn<'a> {
             pending_words: Vec::new(),
             call_counts: std::collections::BTreeMap::new(),
             last_words: None,
+            beside_calls: String::new(),
+            reasoned_denials: std::collections::BTreeMap::new(),
             depth: 0,
             chain_length: 1,
             steered: Vec::new(),
@@ -695,6 +703,7 @@ impl<'a> Turn<'a> {
     async fn run_calls(&mut self, completion: Completion) -> Option<Exit> {
         self.start.fold.close();
         let limit = self.services.post_limit.get();
+        self.beside_calls = completion.text.trim().to_string();
         if !completion.text.trim().is_empty() {
             self.last_words = Some(completion.text.trim().to_string());
             // Text beside a call goes to the status post (§3.3), agent
@@ -756,7 +765,11 @@ impl<'a> Turn<'a> {
                         self.allowance += self.seat.agent.limits.action_budget;
                         spent = self.attempts + cost > self.allowance;
                     }
-                    Ok(Decided::Denied { by }) => exit = Some(Exit::BudgetDenied { by }),
+                    // Only a question is ever answered (the decision route
+                    // checks the kind); an answer here extends nothing.
+                    Ok(Decided::Denied { by } | Decided::Answered { by, .. }) => {
+                        exit = Some(Exit::BudgetDenied { by });
+                    }
                     Ok(Decided::DeniedWithReason { by, reason }) => {
                         // Zero attempts left, and words only (§5.4).
                         self.words_only = true;
@@ -811,17 +824,28 @@ impl<'a> Turn<'a> {
                         vec![planned.unrun(Outcome::Denied { by, reason: None })]
                     }
                     Ok(Decided::DeniedWithReason { by, reason }) => {
+                        self.reasoned_denials
+                            .insert(planned.tool_name(), (by.clone(), reason.clone()));
                         vec![planned.unrun(Outcome::Denied {
                             by,
                             reason: Some(reason),
                         })]
                     }
-                    Err(end) => {
-                        exit = Some(end);
+                    Ok(Decided::Answered { .. }) => {
                         vec![planned.unrun(Outcome::NotRun {
-                            why: "not run: the approval could not be asked".into(),
+                            why: "not run: an approval was answered as a question".into(),
                         })]
                     }
+                    Err(end) => vec![unasked(planned, &mut exit, end)],
+                }
+            } else if run[0].asks {
+                let planned = run.remove(0);
+                match self.question(&planned).await {
+                    Ok(Decided::Answered { by, answer }) => vec![answered(planned, &by, &answer)],
+                    Ok(other) => vec![planned.unrun(Outcome::NotRun {
+                        why: format!("not run: the question was {}", other.outcome()),
+                    })],
+                    Err(end) => vec![unasked(planned, &mut exit, end)],
                 }
             } else {
                 let scope = CallScope {
