@@ -103,6 +103,19 @@ fn sole_agent(present: &BTreeSet<String>) -> Option<String> {
     }
 }
 
+/// A respond-to-all channel holding two or more agents, as the line that
+/// says so; none when it holds at most one (§3.10). The boot refuses on it
+/// and, at runtime, it raises the global halt.
+pub fn crowding(channel_name: &str, agents: &[String]) -> Option<String> {
+    (agents.len() >= 2).then(|| {
+        format!(
+            "the respond-to-all channel ~{channel_name} has {} agents ({}); it may hold at most one, or every post would start concurrent turns on the same task (§3.10). Remove all but one from the channel in Mattermost.",
+            agents.len(),
+            agents.join(", ")
+        )
+    })
+}
+
 /// An agent as the correction names it.
 pub struct Named<'a> {
     pub display_name: &'a str,

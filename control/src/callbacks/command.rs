@@ -175,10 +175,21 @@ fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<
 /// attributably, and drains what waited, as boot does.
 async fn resume(services: &Services, request: &CommandRequest) -> Json<Value> {
     let now = chrono::Utc::now().timestamp_millis();
+    if services.controls.global_halt().is_none() {
+        return ephemeral("Nothing is halted.");
+    }
+    // A membership violation is not a person's to wave through (§3.10).
+    let standing = crate::loops::membership::violations(services).await;
+    if !standing.is_empty() {
+        return ephemeral(&format!(
+            "The halt stays: {} Resume once that is fixed.",
+            standing.join(" Also, ")
+        ));
+    }
     let Some(reason) = services.controls.resume(now) else {
         return ephemeral("Nothing is halted.");
     };
-    crate::loops::ceiling::post_in_main_channel(
+    crate::loops::halt::post_in_main_channel(
         services,
         &format!(
             "▶ @{} resumed every agent (the halt said: {reason}). A fresh hourly allowance begins now.",

@@ -123,17 +123,10 @@ async fn agents_present(
             .await?
             .is_some()
         {
-            present.push(*agent);
+            present.push((*agent).to_string());
         }
     }
-    if present.len() < 2 {
-        return Ok(None);
-    }
-    Ok(Some(format!(
-        "the respond-to-all channel ~{channel_name} has {} agents ({}); it may hold at most one, or every post would start concurrent turns on the same task (§3.10). Remove all but one from the channel in Mattermost.",
-        present.len(),
-        present.join(", ")
-    )))
+    Ok(crate::activation::crowding(channel_name, &present))
 }
 
 fn unreachable(error: RestError) -> DaemonError {

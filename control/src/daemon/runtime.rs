@@ -270,6 +270,10 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
     };
     tokio::spawn(feed.run(inbox));
     tokio::spawn(crate::stalls::watch(services.clone(), stopped.clone()));
+    tokio::spawn(crate::loops::membership::watch(
+        services.clone(),
+        stopped.clone(),
+    ));
     tokio::spawn(reread_post_limit(post_limit, stopped));
     info!(agents = services.seats.len(), "agents are listening");
     Ok(Running { stop })

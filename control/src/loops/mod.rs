@@ -7,6 +7,8 @@
 //! chain.
 
 pub mod ceiling;
+pub mod halt;
+pub mod membership;
 
 use crate::store::{AuthorKind, ObservedPost, Store, StoreError};
 

@@ -68,6 +68,21 @@ impl Store {
         Ok(())
     }
 
+    /// The agents present in the channel with handle `name`, by username,
+    /// as membership was last observed (§3.10).
+    pub fn agents_in_channel_named(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT m.username FROM channels c
+             JOIN channel_members m ON m.channel_id = c.id
+             WHERE c.name = ?1 AND m.kind = 'agent'
+             ORDER BY m.username",
+        )?;
+        let rows = statement
+            .query_map(params![name], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// The channel's members as last observed, by username.
     pub fn members(&self, channel_id: &str) -> Result<Vec<Member>, StoreError> {
         let mut statement = self.conn.prepare(

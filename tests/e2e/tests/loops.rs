@@ -92,3 +92,75 @@ async fn s7_4_the_hourly_ceiling_halts_every_agent_until_a_person_resumes() {
     h.wait_post(&square, "mira", "Third answer, after the resume.", since)
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_10_a_second_agent_in_a_respond_to_all_channel_halts_everything_until_it_leaves() {
+    let h = e2e::Harness::start().await;
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "name = \"research\"\n",
+        "name = \"research\"\ntriggering = \"respond-to-all\"\n",
+        1,
+    );
+    std::fs::write(&h.config, text).expect("write config");
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    h.person("ana", &["town-square", "research"]).await;
+    h.join("mira", "research").await;
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = h.channel("town-square").await.id;
+    h.model
+        .sim
+        .script("demo-model", vec![reply("Answered after the resume.")]);
+    let since = now_ms() - 1;
+
+    // A person adds a second agent at runtime (§3.10): everything halts.
+    h.join("theo", "research").await;
+    let halt = h
+        .wait_post(&square, "collegium", "Every agent is halted", since)
+        .await;
+    assert!(
+        halt.message
+            .contains("the respond-to-all channel ~research has 2 agents (mira, theo)"),
+        "{}",
+        halt.message
+    );
+    let waiting = h.say("ana", &square, "@mira are you there?").await;
+    h.command("ana", &square, "/collegium resume").await;
+    h.wait_ephemeral(
+        "ana",
+        "The halt stays: the respond-to-all channel ~research",
+    )
+    .await;
+    assert_eq!(
+        store(&h).queued("mira", &square).expect("queue"),
+        std::slice::from_ref(&waiting.id),
+        "the post waits, nothing lost"
+    );
+    assert!(turn_requests(&h).is_empty(), "no turn opens while halted");
+
+    // Once the channel holds one agent, a person may resume.
+    let (research, theo) = (h.channel("research").await, h.user("theo").await);
+    let _: serde_json::Value = h
+        .admin
+        .delete(&format!("channels/{}/members/{}", research.id, theo.id))
+        .await
+        .expect("a person removes theo");
+    let mut resumed = false;
+    for _ in 0..100 {
+        h.command("ana", &square, "/collegium resume").await;
+        if h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("@ana resumed every agent"))
+        {
+            resumed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(resumed, "the resume is accepted once theo has left");
+    h.wait_post(&square, "mira", "Answered after the resume.", since)
+        .await;
+}
