@@ -10,12 +10,11 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Form, Json};
-use mattermost_wire::model::NewPost;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use crate::chat::directory::ROLE_PROP;
+use crate::chat::directory::framework_post;
 use crate::commands;
 use crate::context::window::local_time;
 use crate::store::ChannelKind;
@@ -111,15 +110,7 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
         (Some(ChannelKind::Direct | ChannelKind::Group), Some(seat)) => &seat.rest,
         _ => &services.system_bot.rest,
     };
-    let notice = NewPost {
-        channel_id: request.channel_id.clone(),
-        message: text,
-        props: json!({ROLE_PROP: "notice"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        ..NewPost::default()
-    };
+    let notice = framework_post(request.channel_id.clone(), text, "notice", None);
     if let Err(error) = rest.create_post(&notice).await {
         warn!(%error, "could not post the stop notice");
         return ephemeral(&format!(

@@ -20,6 +20,27 @@ pub const ROLE_PROP: &str = "collegium_role";
 /// The props key naming the turn that wrote a framework post.
 pub const TURN_PROP: &str = "collegium_turn";
 
+/// A post the framework writes: its role, and the turn that wrote it where
+/// one did, ride in its props (§8.2).
+pub fn framework_post(
+    channel_id: impl Into<String>,
+    message: impl Into<String>,
+    role: &str,
+    turn: Option<&str>,
+) -> mattermost_wire::model::NewPost {
+    let mut props = serde_json::Map::new();
+    props.insert(ROLE_PROP.into(), role.into());
+    if let Some(turn) = turn {
+        props.insert(TURN_PROP.into(), turn.into());
+    }
+    mattermost_wire::model::NewPost {
+        channel_id: channel_id.into(),
+        message: message.into(),
+        props,
+        ..mattermost_wire::model::NewPost::default()
+    }
+}
+
 /// An account's name and kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {

@@ -6,14 +6,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mattermost_wire::model::NewPost;
-use serde_json::json;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{Lane, LaneInput, LaneKey, Lanes};
 use crate::activation::{self, Activation, Author, Named, Triggering};
-use crate::chat::directory::ROLE_PROP;
+use crate::chat::directory::framework_post;
 use crate::queue::{self, Queued};
 use crate::store::{AuthorKind, ChannelKind, Member, ObservedPost, ObservedVia, TurnCause};
 use crate::turns::fold::FoldGate;
@@ -254,15 +252,7 @@ impl Lanes {
             .collect();
         let text = activation::correction(&named);
         let bot = &self.services.system_bot;
-        let correction = NewPost {
-            channel_id: post.channel_id.clone(),
-            message: text,
-            props: json!({ROLE_PROP: "notice"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            ..NewPost::default()
-        };
+        let correction = framework_post(post.channel_id.clone(), text, "notice", None);
         if let Err(error) = bot.rest.create_post(&correction).await {
             warn!(%error, "could not post the correction");
         }

@@ -5,12 +5,11 @@
 //! hourly ceiling raises it, and so does a respond-to-all channel that
 //! membership gives a second agent (§3.10).
 
-use mattermost_wire::model::NewPost;
 use serde_json::json;
 use tracing::warn;
 
 use crate::approvals::prompt;
-use crate::chat::directory::ROLE_PROP;
+use crate::chat::directory::framework_post;
 use crate::turns::control::Halt;
 use crate::turns::services::Services;
 
@@ -73,15 +72,7 @@ pub async fn post_in_main_channel(services: &Services, text: &str) {
         warn!("no main channel to post in");
         return;
     };
-    let notice = NewPost {
-        channel_id: channel.clone(),
-        message: text.to_string(),
-        props: json!({ROLE_PROP: "notice"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        ..NewPost::default()
-    };
+    let notice = framework_post(channel.clone(), text.to_string(), "notice", None);
     if let Err(error) = services.system_bot.rest.create_post(&notice).await {
         warn!(%error, "could not post in the main channel");
     }

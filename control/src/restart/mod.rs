@@ -8,12 +8,12 @@
 
 use std::fmt::Write as _;
 
-use mattermost_wire::model::{NewPost, Post};
+use mattermost_wire::model::Post;
 use serde_json::json;
 use tracing::{info, warn};
 
 use crate::approvals::prompt;
-use crate::chat::directory::ROLE_PROP;
+use crate::chat::directory::framework_post;
 use crate::context::window::local_time;
 use crate::store::{Millis, ProcessRun, StoreError, TurnEnd};
 use crate::turns::services::Services;
@@ -177,15 +177,7 @@ pub async fn post_notice(
             );
         }
     }
-    let notice = NewPost {
-        channel_id: main_channel_id.to_string(),
-        message: text,
-        props: json!({ROLE_PROP: "notice"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        ..NewPost::default()
-    };
+    let notice = framework_post(main_channel_id.to_string(), text, "notice", None);
     if let Err(error) = services.system_bot.rest.create_post(&notice).await {
         warn!(%error, "could not post the boot notice");
     }

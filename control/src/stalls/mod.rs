@@ -8,12 +8,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mattermost_wire::model::NewPost;
-use serde_json::json;
 use tokio::sync::watch;
 use tracing::warn;
 
-use crate::chat::directory::ROLE_PROP;
+use crate::chat::directory::framework_post;
 use crate::store::ChannelKind;
 use crate::turns::services::Services;
 
@@ -153,15 +151,7 @@ async fn announce(services: &Services, agent: &str, channel_id: &str, text: &str
         (Some(ChannelKind::Direct | ChannelKind::Group), Some(seat)) => &seat.rest,
         _ => &services.system_bot.rest,
     };
-    let notice = NewPost {
-        channel_id: channel_id.to_string(),
-        message: text.to_string(),
-        props: json!({ROLE_PROP: "notice"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        ..NewPost::default()
-    };
+    let notice = framework_post(channel_id.to_string(), text.to_string(), "notice", None);
     if let Err(error) = rest.create_post(&notice).await {
         warn!(%error, "could not announce a stall");
     }

@@ -5,12 +5,10 @@
 
 use std::time::Instant;
 
-use mattermost_wire::model::NewPost;
-use serde_json::json;
 use tracing::warn;
 
 use crate::chat::Rest;
-use crate::chat::directory::{ROLE_PROP, TURN_PROP};
+use crate::chat::directory::framework_post;
 use crate::status::{self, CallLine, Ending};
 use crate::store::StoreHandle;
 
@@ -109,15 +107,8 @@ impl StatusPost {
                 }
             }
             None => {
-                let post = NewPost {
-                    channel_id: self.channel_id.clone(),
-                    message: body,
-                    props: json!({ROLE_PROP: "status", TURN_PROP: self.turn_id})
-                        .as_object()
-                        .cloned()
-                        .unwrap_or_default(),
-                    ..NewPost::default()
-                };
+                let post =
+                    framework_post(self.channel_id.clone(), body, "status", Some(&self.turn_id));
                 match rest.create_post(&post).await {
                     Ok(created) => {
                         let (turn, id) = (self.turn_id.clone(), created.id.clone());

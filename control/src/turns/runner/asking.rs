@@ -153,23 +153,18 @@ impl Turn<'_> {
             self.services.callback_url,
             crate::callbacks::DECISION_ROUTE
         );
-        let post = NewPost {
-            channel_id: self.start.channel_id.clone(),
-            message: text,
-            props: json!({
-                ROLE_PROP: "prompt",
-                TURN_PROP: self.id,
-                "attachments": if asking.kind == "ask" {
-                    crate::approvals::question::attachments(&url, &id, &signature, &asking.choices)
-                } else {
-                    prompt::attachments(&url, &id, &signature)
-                },
-            })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-            ..NewPost::default()
+        let buttons = if asking.kind == "ask" {
+            crate::approvals::question::attachments(&url, &id, &signature, &asking.choices)
+        } else {
+            prompt::attachments(&url, &id, &signature)
         };
+        let mut post = framework_post(
+            self.start.channel_id.clone(),
+            text,
+            "prompt",
+            Some(&self.id),
+        );
+        post.props.insert("attachments".into(), buttons);
         // The status post says the turn waits before the prompt appears, so
         // the channel reads in the order things happened (§8.1).
         let since = chrono::Utc::now().with_timezone(&self.services.timezone);

@@ -8,12 +8,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mattermost_wire::model::NewPost;
 use serde_json::json;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::chat::directory::{ROLE_PROP, TURN_PROP};
+use crate::chat::directory::framework_post;
 use crate::context::replay::{Repeat, TurnResults};
 use crate::context::tokens::estimate;
 use crate::context::window::{CompletionDetail, RecordedCall, ResultDetail, message_cost};
@@ -668,15 +667,12 @@ impl<'a> Turn<'a> {
 
     async fn post_reply(&mut self, text: &str) -> Result<(), Rejection> {
         self.start.fold.close();
-        let post = NewPost {
-            channel_id: self.start.channel_id.clone(),
-            message: text.to_string(),
-            props: json!({ROLE_PROP: "reply", TURN_PROP: self.id})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            ..NewPost::default()
-        };
+        let post = framework_post(
+            self.start.channel_id.clone(),
+            text.to_string(),
+            "reply",
+            Some(&self.id),
+        );
         match self.seat.rest.create_post(&post).await {
             Ok(_) => Ok(()),
             Err(crate::chat::RestError::Api { status: 400, error })
@@ -906,15 +902,12 @@ impl<'a> Turn<'a> {
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
         if let Some(notice) = exit.notice() {
-            let post = NewPost {
-                channel_id: self.start.channel_id.clone(),
-                message: notice,
-                props: json!({ROLE_PROP: "notice", TURN_PROP: self.id})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default(),
-                ..NewPost::default()
-            };
+            let post = framework_post(
+                self.start.channel_id.clone(),
+                notice,
+                "notice",
+                Some(&self.id),
+            );
             if let Err(error) = self.seat.rest.create_post(&post).await {
                 warn!(%error, turn = %self.id, "could not post the turn's notice");
             }

@@ -61,18 +61,15 @@ impl Turn<'_> {
             .get(&self.start.agent)
             .cloned()
             .unwrap_or_else(|| self.start.agent.clone());
-        let notice = NewPost {
-            channel_id: self.start.channel_id.clone(),
-            message: format!(
+        let notice = framework_post(
+            self.start.channel_id.clone(),
+            format!(
                 "{display} was not activated: this chain of agents has reached its limit of \
                  {chain_limit} turns from one person's post. A new post from a person starts a fresh chain."
             ),
-            props: json!({ROLE_PROP: "notice"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            ..NewPost::default()
-        };
+            "notice",
+            None,
+        );
         if let Err(error) = self.services.system_bot.rest.create_post(&notice).await {
             warn!(%error, "could not post the chain-limit notice");
         }
