@@ -135,6 +135,11 @@ pub struct Limits {
     /// person, before the system bot says so, in seconds (§7.6).
     #[schemars(range(min = 1))]
     pub stall_turn_secs: u32,
+    /// How long a tool call may run before it is cut off, in seconds. A call
+    /// that is not retryable and passes it ends its turn as a side effect
+    /// that cannot be confirmed (§7.1).
+    #[schemars(range(min = 1))]
+    pub tool_call_deadline_secs: u32,
 }
 
 impl Default for Limits {
@@ -155,6 +160,7 @@ impl Default for Limits {
             hourly_turn_ceiling: 120,
             stall_queue_secs: 900,
             stall_turn_secs: 1_200,
+            tool_call_deadline_secs: 120,
         }
     }
 }

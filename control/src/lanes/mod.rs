@@ -64,6 +64,9 @@ enum Lane {
         /// Posts this turn's agent wrote that address a colleague, held
         /// until the turn stops acting (§5.2): (addressee, post).
         deferred: Vec<(String, ObservedPost)>,
+        /// A person's post queued behind this turn: the queue drains when
+        /// it ends, whether or not it made progress (§7.1).
+        person_waits: bool,
     },
 }
 
@@ -146,21 +149,27 @@ impl Lanes {
             agent: outcome.agent.clone(),
             channel_id: outcome.channel_id.clone(),
         };
-        let deferred = match self.lanes.remove(&key) {
-            Some(Lane::Running { deferred, .. }) => deferred,
+        let (deferred, person_waits) = match self.lanes.remove(&key) {
+            Some(Lane::Running {
+                deferred,
+                person_waits,
+                ..
+            }) => (deferred, person_waits),
             Some(other) => {
                 warn!("a turn ended in a lane that was not running it");
                 self.lanes.insert(key.clone(), other);
-                Vec::new()
+                (Vec::new(), false)
             }
-            None => Vec::new(),
+            None => (Vec::new(), false),
         };
         // The agent stopped acting: what it addressed to a colleague now
         // reaches that colleague (§5.2).
         for (addressee, post) in deferred {
             self.addressed(&addressee, post, true).await;
         }
-        if outcome.progress {
+        // After a failure the queue stands, unless a person posted while the
+        // turn ran: that post is the next one, and drains it once (§7.1).
+        if outcome.progress || person_waits {
             self.drain(key).await;
         }
     }

@@ -146,6 +146,11 @@ impl Lanes {
                     self.enqueue(&key, &post, true).await;
                 } else if !absorbed {
                     self.acknowledge(&key.agent, &post.id).await;
+                    // A person's post behind a turn earns one drain even if
+                    // that turn fails (§7.1); a peer's mention does not.
+                    if let Some(Lane::Running { person_waits, .. }) = self.lanes.get_mut(&key) {
+                        *person_waits = true;
+                    }
                 }
             }
         }
@@ -347,6 +352,7 @@ impl Lanes {
             Lane::Running {
                 fold: fold.clone(),
                 deferred: Vec::new(),
+                person_waits: false,
             },
         );
         let start = TurnStart {

@@ -20,9 +20,6 @@ use crate::workers::dispatch::{CallOutcome, Dispatch};
 
 use super::services::{Seat, Services};
 
-/// How long a worker call may take before it is cut off.
-pub const CALL_DEADLINE: Duration = Duration::from_secs(120);
-
 /// What a call came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -40,8 +37,12 @@ pub enum Outcome {
     /// The tool, the framework or the arguments refused it; it did not run,
     /// or ran and refused. The text is what the model reads.
     Refused { text: String, reason: String },
-    /// It may have acted and failed in a way it did not return as a result.
+    /// It failed in a way it did not return as a result: whether it acted
+    /// is unknown, and the turn ends (§7.2, semantic error).
     Failed { text: String, reason: String },
+    /// A call that is not retryable did not answer in time: whether it
+    /// completed cannot be confirmed, and the turn ends (§7.1).
+    Unconfirmed { text: String, reason: String },
     /// Its arguments were not JSON: forgiven once (§7.1).
     Unparseable,
     /// The name resolves to no tool the agent holds (§3.4, §4.5).
@@ -68,7 +69,10 @@ impl Executed {
     /// Whether a tool actually ran (absorption ends, the rejection count
     /// resets).
     pub fn ran(&self) -> bool {
-        matches!(self.outcome, Outcome::Ran { .. } | Outcome::Failed { .. })
+        matches!(
+            self.outcome,
+            Outcome::Ran { .. } | Outcome::Failed { .. } | Outcome::Unconfirmed { .. }
+        )
     }
 
     pub fn disposition(&self) -> Disposition {
@@ -81,6 +85,7 @@ impl Executed {
             Outcome::Failed { reason, .. } => Disposition::Failed {
                 reason: reason.clone(),
             },
+            Outcome::Unconfirmed { .. } => Disposition::TimedOut,
             Outcome::Unparseable => Disposition::Refused {
                 reason: "its arguments were not valid JSON".into(),
             },
@@ -385,7 +390,7 @@ async fn run_worker(
         settings_json: settings.to_string(),
         channel: scope.channel.to_string(),
         decision_id: decision,
-        deadline: CALL_DEADLINE,
+        deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
     };
     let outcome = worker
         .invoke(
@@ -413,7 +418,7 @@ async fn run_worker(
         ),
         Ok(CallOutcome::Ambiguous(reason)) => executed(
             fallback,
-            Outcome::Failed {
+            Outcome::Unconfirmed {
                 text: format!(
                     "The call may have acted, and its outcome cannot be confirmed ({reason}). Do not repeat it; tell the person."
                 ),
@@ -448,7 +453,7 @@ async fn run_worker(
                     reason: "its arguments were refused".into(),
                     text: format!("The arguments were refused: {}", invalid.message),
                 },
-                Some(WireOutcome::Unresolved(unresolved)) => Outcome::Failed {
+                Some(WireOutcome::Unresolved(unresolved)) => Outcome::Unconfirmed {
                     reason: format!("outcome unknown: {}", unresolved.message),
                     text: format!(
                         "The call may have acted, and its outcome cannot be confirmed: {}. Do not repeat it; tell the person.",

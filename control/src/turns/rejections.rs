@@ -24,8 +24,6 @@ pub enum Rejection {
     /// The output stopped at its token or time limit (§7.1): never posted
     /// as if it were whole.
     CutOff { length: usize },
-    /// Mattermost refused the post for a reason of its own.
-    Undeliverable { reason: String },
     /// The reply hands work to a colleague, and the work has reached the
     /// delegation (depth) or chain limit (§7.4).
     LimitReached { what: String },
@@ -65,9 +63,6 @@ impl Rejection {
                 "Your reply was not posted: it was cut off at the output limit after {length} \
                  characters, so it is incomplete. Answer more briefly."
             ),
-            Self::Undeliverable { reason } => {
-                format!("Your reply was not posted: Mattermost refused it ({reason}).")
-            }
             Self::LimitReached { what } => format!(
                 "Your reply was not posted: it hands work to a colleague, and this work has \
                  reached {what}. Reply without addressing a colleague, and say that a person \

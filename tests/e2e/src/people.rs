@@ -254,6 +254,16 @@ impl Harness {
         response.json().await.unwrap_or(Value::Null)
     }
 
+    /// Makes Mattermost answer the next `times` requests matching `method`
+    /// and `path_prefix` with `status` (docs/mattermost-sim.md).
+    pub async fn fault(&self, method: &str, path_prefix: &str, status: u16, times: u32) {
+        self.sim_post(
+            "faults",
+            json!([{"method": method, "path_prefix": path_prefix, "status": status, "times": times}]),
+        )
+        .await;
+    }
+
     /// Drops every socket, as a network blip would.
     pub async fn blip(&self) {
         self.sim_post("ws/drop", json!({})).await;

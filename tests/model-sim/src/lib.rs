@@ -293,6 +293,11 @@ async fn completion(
     if let Some(fail) = &scripted.fail
         && let Some(status) = fail.status
     {
+        // A provider takes its time before it refuses, too: a held
+        // refusal waits for its release like a held completion.
+        if let Some(name) = &scripted.hold {
+            sim.wait_for_release(name).await;
+        }
         let message = fail
             .message
             .clone()

@@ -11,8 +11,24 @@ pub(super) enum Exit {
     Rejected,
     BudgetExhausted,
     MalformedCall,
-    CeilingExceeded,
+    /// The provider's completion was still malformed once its transport
+    /// retries were spent (§7.2): a semantic error.
+    MalformedCompletion {
+        attempts: u32,
+    },
+    /// The context is over its ceiling with every result read reduced to a
+    /// line (§3.8): what the notice says of its size.
+    CeilingExceeded(Exhaustion),
     CutAtTimeLimit,
+    /// A tool failed in a way it did not return as a result (§7.2).
+    ToolFailed {
+        tool: String,
+        reason: String,
+    },
+    /// A call that is not retryable did not answer in time (§7.1).
+    Unconfirmed {
+        tool: String,
+    },
     Provider(String),
     Store(String),
     /// A person denied a call (§5.4): the turn ends and asks how to proceed.
@@ -47,8 +63,11 @@ impl Exit {
             Self::Rejected => "rejected_posts",
             Self::BudgetExhausted => "budget_exhausted",
             Self::MalformedCall => "malformed_call",
-            Self::CeilingExceeded => "context_ceiling",
+            Self::MalformedCompletion { .. } => "malformed_completion",
+            Self::CeilingExceeded(_) => "context_ceiling",
             Self::CutAtTimeLimit => "time_limit",
+            Self::ToolFailed { .. } => "tool_failed",
+            Self::Unconfirmed { .. } => "side_effect_unconfirmed",
             Self::Provider(_) => "provider_failure",
             Self::Store(_) => "store_failure",
             Self::Denied { .. } => "denied",
@@ -63,13 +82,14 @@ impl Exit {
     }
 
     /// A completion, an exhaustion or a person's act allows progress; a
-    /// failure does not (§7.1).
+    /// failure does not (§7.1): posts refused twice and arguments unparsed
+    /// twice are semantic errors, and a fresh turn would inherit them.
     pub(super) fn allows_progress(&self) -> bool {
         matches!(
             self,
             Self::Completed
-                | Self::Rejected
                 | Self::BudgetExhausted
+                | Self::CeilingExceeded(_)
                 | Self::Denied { .. }
                 | Self::BudgetDenied { .. }
                 | Self::Halted(_)
@@ -94,9 +114,16 @@ impl Exit {
             Self::MalformedCall => Some(
                 "This turn ended: the model sent tool arguments that were not valid JSON twice.".into(),
             ),
-            Self::CeilingExceeded => Some(
-                "This turn ended: its context is over its ceiling even with every result it read reduced to a line.".into(),
-            ),
+            Self::CeilingExceeded(exhaustion) => Some(exhaustion.notice()),
+            Self::MalformedCompletion { attempts } => Some(format!(
+                "This turn ended: the provider's completion was still malformed after {attempts} attempts."
+            )),
+            Self::ToolFailed { tool, reason } => Some(format!(
+                "This turn ended: {tool} failed ({reason}), and whether it acted before failing is unknown."
+            )),
+            Self::Unconfirmed { tool } => Some(format!(
+                "This turn ended: {tool} did not answer in time, and whether it completed cannot be confirmed. Check before asking for it again."
+            )),
             Self::CutAtTimeLimit => Some(
                 "This turn ended: the model was cut off at its time limit twice.".into(),
             ),
@@ -111,6 +138,45 @@ impl Exit {
             Self::Delivery(reason) => Some(format!(
                 "This turn ended: Mattermost refused a post ({reason})."
             )),
+        }
+    }
+}
+
+/// How far over its ceiling a turn's context ran (§7.1), in estimated
+/// tokens, with its largest parts by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Exhaustion {
+    pub used: u64,
+    /// The turn's ceiling; none where the provider measured the request
+    /// against the model's window and refused it.
+    pub ceiling: Option<u64>,
+    /// The starting context alone did not fit: the context budget and the
+    /// ceiling disagree, which is configuration, not the turn's doing.
+    pub at_start: bool,
+    pub largest: Vec<(String, u64)>,
+}
+
+impl Exhaustion {
+    fn notice(&self) -> String {
+        let parts: Vec<String> = self
+            .largest
+            .iter()
+            .map(|(part, tokens)| format!("{part} (about {tokens})"))
+            .collect();
+        let parts = parts.join(", ");
+        match self.ceiling {
+            Some(ceiling) if self.at_start => format!(
+                "This turn ended: its starting context (about {} tokens) is over its ceiling of {ceiling} tokens, so the context budget and the ceiling disagree. That is configuration, not anything this turn did.",
+                self.used
+            ),
+            Some(ceiling) => format!(
+                "This turn ended: its context is about {} tokens against a ceiling of {ceiling}, even with every result it read reduced to a line. Largest parts: {parts}. The trace shows each of them.",
+                self.used
+            ),
+            None => format!(
+                "This turn ended: the model's provider said its context (about {} tokens by this count) is longer than the model's window. Largest parts: {parts}. The trace shows each of them.",
+                self.used
+            ),
         }
     }
 }

@@ -116,6 +116,14 @@ pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
     }
 }
 
+/// Why a reply was not posted.
+enum Unposted {
+    /// The framework's rule or the server's size limit: the model reads why.
+    Rejected(Rejection),
+    /// Mattermost refused it for a reason of its own.
+    Refused(String),
+}
+
 struct Turn<'a> {
     services: &'a Services,
     seat: &'a Seat,
@@ -508,6 +516,12 @@ impl<'a> Turn<'a> {
                 self.add_usage(&estimated).await;
                 Err(Exit::Provider("the completion was aborted".into()))
             }
+            // The provider measured the context too long: exhaustion, not
+            // an outage, so the queue drains (§7.1).
+            Err(Failure::ContextExhausted) => Err(Exit::CeilingExceeded(
+                self.exhaustion(self.context_estimate(), None),
+            )),
+            Err(Failure::Malformed(attempts)) => Err(Exit::MalformedCompletion { attempts }),
             Err(failure) => Err(Exit::Provider(failure.phrase())),
         }
     }
@@ -591,7 +605,10 @@ impl<'a> Turn<'a> {
             Some(rejection) => self.reject(&completion.text, rejection).await,
             None => match self.post_reply(&completion.text).await {
                 Ok(()) => Some(Exit::Completed),
-                Err(rejection) => self.reject(&completion.text, rejection).await,
+                Err(Unposted::Rejected(rejection)) => {
+                    self.reject(&completion.text, rejection).await
+                }
+                Err(Unposted::Refused(reason)) => Some(Exit::Delivery(reason)),
             },
         }
     }
@@ -665,7 +682,10 @@ impl<'a> Turn<'a> {
         }
     }
 
-    async fn post_reply(&mut self, text: &str) -> Result<(), Rejection> {
+    /// Posts the reply. A post over the server's limit is a rejection the
+    /// model reads (§4.5); any other refusal is Mattermost's, and ends the
+    /// turn as a delivery failure carrying its reason (§7.1).
+    async fn post_reply(&mut self, text: &str) -> Result<(), Unposted> {
         self.start.fold.close();
         let post = framework_post(
             self.start.channel_id.clone(),
@@ -680,16 +700,14 @@ impl<'a> Turn<'a> {
             {
                 // The server's limit changed under us: read it again (§6.2).
                 self.services.post_limit.refresh().await;
-                Err(Rejection::TooLong {
+                Err(Unposted::Rejected(Rejection::TooLong {
                     limit: self.services.post_limit.get(),
                     length: text.chars().count(),
-                })
+                }))
             }
             Err(error) => {
-                warn!(%error, turn = %self.id, "could not post the reply");
-                Err(Rejection::Undeliverable {
-                    reason: error.to_string(),
-                })
+                warn!(%error, turn = %self.id, "Mattermost refused the reply");
+                Err(Unposted::Refused(error.to_string()))
             }
         }
     }

@@ -58,7 +58,22 @@ impl Turn<'_> {
                     }
                 }
             }
-            Outcome::Refused { text, .. } | Outcome::Failed { text, .. } => (text.clone(), None),
+            Outcome::Refused { text, .. } => (text.clone(), None),
+            // A tool that throws ends the turn (§7.2); one that may have
+            // acted and did not answer ends it as unconfirmed (§7.1).
+            Outcome::Failed { text, reason } => {
+                exit = Some(Exit::ToolFailed {
+                    tool: tool_name.clone(),
+                    reason: reason.clone(),
+                });
+                (text.clone(), None)
+            }
+            Outcome::Unconfirmed { text, .. } => {
+                exit = Some(Exit::Unconfirmed {
+                    tool: tool_name.clone(),
+                });
+                (text.clone(), None)
+            }
             Outcome::Denied { by, reason } => (
                 match reason {
                     Some(reason) => {
@@ -141,15 +156,7 @@ impl Turn<'_> {
     /// (§3.8).
     pub(super) fn relieve_pressure(&mut self) -> Option<Exit> {
         let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
-        let used = |turn: &Self| -> u64 {
-            estimate(&turn.seat.system_prompt)
-                + turn
-                    .window
-                    .iter()
-                    .chain(turn.own.iter())
-                    .map(message_cost)
-                    .sum::<u64>()
-        };
+        let used = Self::context_estimate;
         if used(self) <= ceiling {
             return None;
         }
@@ -188,7 +195,51 @@ impl Turn<'_> {
                 }
             }
         }
-        (used(self) > ceiling).then_some(Exit::CeilingExceeded)
+        (used(self) > ceiling)
+            .then(|| Exit::CeilingExceeded(self.exhaustion(used(self), Some(ceiling))))
+    }
+
+    /// The context as the next completion would send it, in estimated tokens.
+    pub(super) fn context_estimate(&self) -> u64 {
+        estimate(&self.seat.system_prompt)
+            + self
+                .window
+                .iter()
+                .chain(self.own.iter())
+                .map(message_cost)
+                .sum::<u64>()
+    }
+
+    /// What the exhaustion notice says: the size against the ceiling (none
+    /// where the provider measured it against the model's window), and the
+    /// largest parts, by name (§7.1).
+    pub(super) fn exhaustion(&self, used: u64, ceiling: Option<u64>) -> exit::Exhaustion {
+        let mut parts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        parts.insert(
+            "the system prompt".into(),
+            estimate(&self.seat.system_prompt),
+        );
+        parts.insert(
+            "the conversation".into(),
+            self.window.iter().map(message_cost).sum(),
+        );
+        for message in &self.own {
+            let part = match message {
+                Message::ToolResult { name, .. } => format!("results of {name}"),
+                Message::Assistant(_) => "the turn's own words and calls".into(),
+                _ => "the framework's notes to the turn".into(),
+            };
+            *parts.entry(part).or_default() += message_cost(message);
+        }
+        let mut largest: Vec<(String, u64)> = parts.into_iter().filter(|(_, t)| *t > 0).collect();
+        largest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        largest.truncate(3);
+        exit::Exhaustion {
+            used,
+            ceiling,
+            at_start: self.own.is_empty(),
+            largest,
+        }
     }
 
     pub(super) async fn record_completion(&self, completion: &Completion) {
