@@ -26,6 +26,8 @@ pub enum Disposition {
     TimedOut,
     /// A command or a halt cancelled it before it ran (§7.5).
     Cancelled { by: String },
+    /// Still running when a person killed the turn; it may complete.
+    Abandoned { by: String },
     /// It failed.
     Failed { reason: String },
 }
@@ -63,6 +65,9 @@ pub fn render_call(call: &CallLine) -> String {
             format!("⏱ {summary} — timed out; whether it completed cannot be confirmed")
         }
         Disposition::Cancelled { by } => format!("✋ {summary} — cancelled by {by}"),
+        Disposition::Abandoned { by } => {
+            format!("⏹ {summary} — still running when {by} killed the turn; it may yet complete")
+        }
         Disposition::Failed { reason } => format!("⚠ {summary} — failed: {reason}"),
     }
 }

@@ -120,33 +120,49 @@ impl Store {
         Ok(self
             .conn
             .query_row(
-                "SELECT call_id, turn_id, agent, worker, tool, arguments_sha256, decision_id,
-                        retryable, dispatched_at, ended_at, outcome, audit_seq, audit_hash
-                 FROM worker_calls WHERE call_id = ?1",
+                &format!("SELECT {WORKER_CALL_COLUMNS} FROM worker_calls WHERE call_id = ?1"),
                 params![call_id],
-                |row| {
-                    let seq: Option<u64> = row.get(11)?;
-                    let hash: Option<String> = row.get(12)?;
-                    Ok(WorkerCall {
-                        call: NewWorkerCall {
-                            call_id: row.get(0)?,
-                            turn_id: row.get(1)?,
-                            agent: row.get(2)?,
-                            worker: row.get(3)?,
-                            tool: row.get(4)?,
-                            arguments_sha256: row.get(5)?,
-                            decision_id: row.get(6)?,
-                            retryable: row.get(7)?,
-                            dispatched_at: row.get(8)?,
-                        },
-                        ended_at: row.get(9)?,
-                        outcome: row.get(10)?,
-                        audit: seq.zip(hash).map(|(seq, hash)| AuditAnchor { seq, hash }),
-                    })
-                },
+                read_worker_call,
             )
             .optional()?)
     }
+
+    /// Every call a turn dispatched to a worker, in the order sent: what an
+    /// administrator reviews of a turn (§8.2).
+    pub fn worker_calls_of(&self, turn_id: &str) -> Result<Vec<WorkerCall>, StoreError> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {WORKER_CALL_COLUMNS} FROM worker_calls WHERE turn_id = ?1
+             ORDER BY dispatched_at, rowid"
+        ))?;
+        let rows = statement
+            .query_map(params![turn_id], read_worker_call)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}
+
+const WORKER_CALL_COLUMNS: &str = "call_id, turn_id, agent, worker, tool, arguments_sha256, \
+     decision_id, retryable, dispatched_at, ended_at, outcome, audit_seq, audit_hash";
+
+fn read_worker_call(row: &rusqlite::Row<'_>) -> rusqlite::Result<WorkerCall> {
+    let seq: Option<u64> = row.get(11)?;
+    let hash: Option<String> = row.get(12)?;
+    Ok(WorkerCall {
+        call: NewWorkerCall {
+            call_id: row.get(0)?,
+            turn_id: row.get(1)?,
+            agent: row.get(2)?,
+            worker: row.get(3)?,
+            tool: row.get(4)?,
+            arguments_sha256: row.get(5)?,
+            decision_id: row.get(6)?,
+            retryable: row.get(7)?,
+            dispatched_at: row.get(8)?,
+        },
+        ended_at: row.get(9)?,
+        outcome: row.get(10)?,
+        audit: seq.zip(hash).map(|(seq, hash)| AuditAnchor { seq, hash }),
+    })
 }
 
 /// The last line the store recorded for `worker`, read from the store at

@@ -53,6 +53,9 @@ pub enum Outcome {
     NotRun { why: String },
     /// A person's stop or kill cancelled it before it ran (§7.5).
     Cancelled { by: String },
+    /// It was still running when a person killed the turn: the turn did
+    /// not wait for it, and it may still complete (§7.5).
+    Abandoned { by: String },
 }
 
 /// One call, resolved as far as it could be.
@@ -99,6 +102,9 @@ impl Executed {
             Outcome::Cancelled { by } => Disposition::Cancelled {
                 by: format!("@{by}"),
             },
+            Outcome::Abandoned { by } => Disposition::Abandoned {
+                by: format!("@{by}"),
+            },
         }
     }
 }
@@ -123,6 +129,16 @@ impl Planned {
         self.resolved
             .as_ref()
             .map_or_else(|_| self.call.name.clone(), |(t, _, _)| t.to_string())
+    }
+
+    /// What the call comes to if a person kills the turn while it runs.
+    pub fn abandoned(&self, by: &str) -> Executed {
+        Executed {
+            summary: self.tool_name(),
+            tool: self.resolved.as_ref().ok().map(|(t, _, _)| t.clone()),
+            outcome: Outcome::Abandoned { by: by.to_string() },
+            call: self.call.clone(),
+        }
     }
 
     /// The call as one that did not run: denied, cancelled, or cut off by
@@ -227,7 +243,7 @@ fn is_ask_human(tool: &ToolRef) -> bool {
 
 /// What a call needs beyond its plan.
 pub struct CallScope<'a> {
-    pub services: &'a Services,
+    pub services: &'a std::sync::Arc<Services>,
     pub seat: &'a Seat,
     pub turn_id: &'a str,
     /// The channel's handle; empty in a direct or group message.
@@ -392,14 +408,18 @@ async fn run_worker(
         decision_id: decision,
         deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
     };
-    let outcome = worker
-        .invoke(
-            &scope.services.store,
-            &scope.services.signer,
-            dispatch,
-            |_| {},
-        )
-        .await;
+    // The call runs as a task of its own: a kill stops waiting for it, and
+    // it may still complete and record its outcome (§7.5).
+    let (services, worker) = (scope.services.clone(), worker.clone());
+    let invoked = tokio::spawn(async move {
+        worker
+            .invoke(&services.store, &services.signer, dispatch, |_| {})
+            .await
+    });
+    let outcome = match invoked.await {
+        Ok(outcome) => outcome,
+        Err(ended) => Ok(CallOutcome::Lost(format!("the call's task ended: {ended}"))),
+    };
     let fallback = tool.to_string();
     match outcome {
         Err(error) => executed(

@@ -45,6 +45,14 @@ pub async fn with_fixture_granting(
     (h, daemon, record)
 }
 
+/// People in ~town-square, each created and joined to it; its id.
+pub async fn square_with(h: &Harness, people: &[&str]) -> String {
+    for person in people {
+        h.person(person, &["town-square"]).await;
+    }
+    h.channel("town-square").await.id
+}
+
 /// The channel's (first) status post (§8.1), as it reads now.
 pub async fn status_post(h: &Harness, channel: &str) -> mattermost_wire::model::Post {
     h.posts(channel)

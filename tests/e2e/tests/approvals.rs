@@ -166,9 +166,7 @@ async fn s3_7_a_denial_with_reason_is_the_calls_result_and_the_turn_continues() 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    h.person("bo", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
     h.model.sim.script(
         "demo-model",
         vec![write_call(), reply("Done after approval.")],

@@ -104,8 +104,7 @@ async fn s3_7a_an_offered_answer_is_the_calls_result_and_a_plain_post_is_not() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_answer() {
     let (h, _daemon) = asking().await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![

@@ -34,8 +34,7 @@ async fn recorded(h: &Harness, post_id: &str) -> collegium_control::store::Obser
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_backfill_records_what_was_posted_while_down_and_never_starts_a_turn() {
     let (h, mut daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     clock(&h, true).await;
     let anchor = h.say("ana", &square, "the last post before the stop").await;
     recorded(&h, &anchor.id).await;
@@ -85,8 +84,7 @@ async fn s8_2_backfill_records_what_was_posted_while_down_and_never_starts_a_tur
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_3_a_mention_made_during_a_socket_blip_is_recovered_and_answered() {
     let (h, mut daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model
         .sim
         .script("demo-model", vec![reply("Recovered after the blip.")]);
@@ -112,8 +110,7 @@ async fn s8_3_a_mention_made_during_a_socket_blip_is_recovered_and_answered() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_a_sequence_gap_forces_a_resync_that_recovers_the_post() {
     let (h, mut daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model
         .sim
         .script("demo-model", vec![reply("Seen despite the gap.")]);
@@ -140,8 +137,7 @@ async fn s8_2_a_sequence_gap_forces_a_resync_that_recovers_the_post() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_2_a_turn_reads_no_posts_from_mattermost() {
     let (h, _daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     let earlier = h
         .say("ana", &square, "context the agent needs: the budget is 40k")
         .await;
@@ -175,8 +171,7 @@ async fn s8_2_a_turn_reads_no_posts_from_mattermost() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_pinned_posts_follow_the_window_and_a_pinned_posts_edit_is_followed() {
     let (h, _daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     let rule = h.say("ana", &square, "Rule: cite one source.").await;
     let other = h.say("ana", &square, "an ordinary post").await;
     recorded(&h, &other.id).await;

@@ -11,8 +11,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused() {
     let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.command("ana", &square, "/collegium").await;
     h.wait_ephemeral("ana", "Usage: /collegium").await;
     let callback = h.loaded().config.callbacks.public_url.clone();
@@ -33,8 +32,7 @@ async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused()
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
     let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![calls(&[(
@@ -86,9 +84,7 @@ async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
     let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    h.person("bo", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -137,8 +133,7 @@ async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking() {
     let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.command("ana", &square, "/collegium steer use euros")
         .await;
     h.wait_ephemeral("ana", "your text was discarded").await;
@@ -185,4 +180,59 @@ async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking()
             .any(|e| e.kind.as_str() == "steer" && e.content.as_deref() == Some("use euros")),
         "the steer is in the trace"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_kill_frees_the_lane_at_once_while_a_tool_runs_on_to_its_end() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__slow", json!({"ms": 6000}))]),
+            reply("Bo's answer, while the slow tool still ran."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira the slow job").await;
+    for _ in 0..200 {
+        if !fixture_toolset::asked(&record).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(fixture_toolset::asked(&record).len(), 1, "the tool runs");
+    let queued = h.say("bo", &square, "@mira a quick one").await;
+    h.wait_reaction(&queued.id, "mira", "eyes").await;
+    h.command("ana", &square, "/collegium kill").await;
+    // The kill does not wait for the tool: the queue drains while it runs.
+    h.wait_post(&square, "mira", "Bo's answer, while the slow tool", since)
+        .await;
+    let store = store(&h);
+    let killed = store.turns_of("mira", &square).expect("turns")[0].clone();
+    assert_eq!(killed.exit_kind.as_deref(), Some("killed"));
+    let slow = store
+        .worker_calls_of(&killed.id)
+        .expect("calls")
+        .pop()
+        .expect("the slow call was dispatched");
+    assert!(slow.ended_at.is_none(), "the tool was still running");
+    let status = e2e::scenario::status_post(&h, &square).await;
+    h.wait_edit(&status.id, "still running when @ana killed the turn")
+        .await;
+    // It runs on to its end, and its outcome is still recorded (§7.5).
+    let mut finished = None;
+    for _ in 0..400 {
+        let call = store
+            .worker_call(&slow.call.call_id)
+            .expect("query")
+            .expect("row");
+        if call.ended_at.is_some() {
+            finished = Some(call);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let finished = finished.expect("the slow tool finished after the kill");
+    assert_eq!(finished.outcome.as_deref(), Some("success"));
 }

@@ -29,8 +29,7 @@ struct Row {
 /// running deployment and the agent's post, for the row's own checks.
 async fn play(row: Row) -> (Harness, e2e::Daemon, String, mattermost_wire::model::Post) {
     let (h, daemon, _) = with_fixture(&format!("debounce_window_ms = 0\n{}", row.limits)).await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     let mut script = row.script;
     script.push(reply("Picked up again."));
     h.model.sim.script("demo-model", script);
@@ -295,8 +294,7 @@ async fn s7_1_context_the_provider_refuses_as_too_long_is_exhaustion() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_1_a_starting_context_over_the_ceiling_is_named_configuration() {
     let (h, _daemon, _) = with_fixture("debounce_window_ms = 0\nturn_ceiling_tokens = 50").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira go").await;
     let said = h
@@ -327,8 +325,7 @@ async fn s7_1_a_starting_context_over_the_ceiling_is_named_configuration() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_1_a_delivery_failure_carries_mattermosts_reason() {
     let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![reply("This never arrives."), reply("Picked up again.")],
@@ -360,9 +357,7 @@ async fn s7_1_a_delivery_failure_carries_mattermosts_reason() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_1_a_post_that_arrived_while_a_failed_turn_ran_drains_the_queue_once() {
     let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    h.person("bo", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
     h.model.sim.script(
         "demo-model",
         vec![

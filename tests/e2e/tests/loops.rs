@@ -8,8 +8,7 @@ use e2e::scenario::{after_framework, reply, running, store, turn_requests};
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_4_at_the_chain_limit_a_hand_off_is_refused_and_a_person_is_asked_to_pick_it_up() {
     let (h, _daemon) = running("debounce_window_ms = 0\nchain_limit = 2").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -55,8 +54,7 @@ async fn s7_4_at_the_chain_limit_a_hand_off_is_refused_and_a_person_is_asked_to_
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_4_the_hourly_ceiling_halts_every_agent_until_a_person_resumes() {
     let (h, _daemon) = running("debounce_window_ms = 0\nhourly_turn_ceiling = 2").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![

@@ -20,8 +20,7 @@ async fn s3_8_consecutive_requests_share_the_previous_window_byte_for_byte() {
     h.provision().await.expect("provisioned");
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     for turn in 0..TURNS {
         h.model.sim.script(
             "demo-model",

@@ -171,8 +171,7 @@ async fn s7_1_unparseable_arguments_are_forgiven_once_and_end_the_turn_the_secon
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_2_an_agents_post_activates_its_addressee_only_when_its_turn_ends() {
     let (h, _daemon) = running(async |_| {}).await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![

@@ -16,8 +16,7 @@ fn crash(daemon: &mut e2e::Daemon) {
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidated() {
     let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![calls(&[(
@@ -82,8 +81,7 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_3_a_turn_that_changed_nothing_is_queued_again_after_a_clean_stop_and_answered_afresh() {
     let (h, mut daemon, _record) = with_fixture("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![Scripted {

@@ -10,9 +10,7 @@ use model_sim::script::{Failure, Scripted};
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_6_a_long_turn_is_announced_once_and_again_when_work_queues_behind_it() {
     let (h, _daemon) = running("debounce_window_ms = 0\nstall_turn_secs = 1").await;
-    h.person("ana", &["town-square"]).await;
-    h.person("bo", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -59,8 +57,7 @@ async fn s7_6_a_long_turn_is_announced_once_and_again_when_work_queues_behind_it
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_6_a_standing_queue_is_announced_once_with_what_clears_it() {
     let (h, _daemon) = running("debounce_window_ms = 0\nstall_queue_secs = 1").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
         vec![Scripted {

@@ -103,8 +103,7 @@ async fn s3_10_a_mention_required_channel_starts_a_turn_only_for_a_mention() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_5_a_post_addressing_two_agents_gets_one_correction_and_no_turn() {
     let (h, _daemon) = running("debounce_window_ms = 0").await;
-    h.person("ana", &["town-square"]).await;
-    let square = h.channel("town-square").await.id;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
     let since = now_ms() - 1;
     h.say(
         "ana",

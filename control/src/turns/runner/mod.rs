@@ -125,7 +125,7 @@ enum Unposted {
 }
 
 struct Turn<'a> {
-    services: &'a Services,
+    services: &'a Arc<Services>,
     seat: &'a Seat,
     start: &'a TurnStart,
     id: String,
@@ -177,7 +177,7 @@ struct Turn<'a> {
 }
 
 impl<'a> Turn<'a> {
-    fn new(services: &'a Services, seat: &'a Seat, start: &'a TurnStart, id: String) -> Self {
+    fn new(services: &'a Arc<Services>, seat: &'a Seat, start: &'a TurnStart, id: String) -> Self {
         let (typing, _) = watch::channel(false);
         let signals = services
             .controls
@@ -827,7 +827,11 @@ impl<'a> Turn<'a> {
                 match self.approval(&planned).await {
                     Ok(Decided::Approved { .. }) => {
                         let decision = self.last_decision.clone();
-                        vec![self.run_planned(planned, decision).await]
+                        let (ran, killed) = self.run_unless_killed(vec![planned], decision).await;
+                        if let Some(end) = killed {
+                            exit.get_or_insert(end);
+                        }
+                        ran
                     }
                     Ok(Decided::Denied { by }) => {
                         let tool = planned.tool_name();
@@ -862,18 +866,11 @@ impl<'a> Turn<'a> {
                     Err(end) => vec![unasked(planned, &mut exit, end)],
                 }
             } else {
-                let scope = CallScope {
-                    services: self.services,
-                    seat: self.seat,
-                    turn_id: &self.id,
-                    channel: &self.channel_handle,
-                };
-                let views = &self.views;
-                futures_util::future::join_all(
-                    run.into_iter()
-                        .map(|planned| calls::run(&scope, planned, views, None)),
-                )
-                .await
+                let (ran, killed) = self.run_unless_killed(run, None).await;
+                if let Some(end) = killed {
+                    exit.get_or_insert(end);
+                }
+                ran
             };
             for executed in ran {
                 if let Some(end) = self.record_result(executed, limit).await {
@@ -888,14 +885,36 @@ impl<'a> Turn<'a> {
         exit
     }
 
-    async fn run_planned(&self, planned: calls::Planned, decision: Option<String>) -> Executed {
+    /// Runs calls together, unless a person kills the turn first: a kill
+    /// does not wait for a tool in flight, which runs on as its own task and
+    /// may still complete and record its outcome (§7.5).
+    async fn run_unless_killed(
+        &self,
+        run: Vec<calls::Planned>,
+        decision: Option<String>,
+    ) -> (Vec<Executed>, Option<Exit>) {
+        let mut abandoned: Vec<Executed> = run.iter().map(|p| p.abandoned("")).collect();
         let scope = CallScope {
             services: self.services,
             seat: self.seat,
             turn_id: &self.id,
             channel: &self.channel_handle,
         };
-        calls::run(&scope, planned, &self.views, decision).await
+        let running = futures_util::future::join_all(
+            run.into_iter()
+                .map(|planned| calls::run(&scope, planned, &self.views, decision.clone())),
+        );
+        let mut halted = self.halted.clone();
+        tokio::select! {
+            ran = running => (ran, None),
+            () = killed(&mut halted) => {
+                let halt = self.halted_now().unwrap_or(Halt { by: String::new(), kill: true });
+                for call in &mut abandoned {
+                    call.outcome = Outcome::Abandoned { by: halt.by.clone() };
+                }
+                (abandoned, Some(Exit::Halted(halt)))
+            }
+        }
     }
 
     /// Records the end, posts the notice an exit owes, closes the status

@@ -88,6 +88,12 @@ impl Turn<'_> {
                 format!("The call did not run: @{by} stopped the turn."),
                 None,
             ),
+            Outcome::Abandoned { by } => (
+                format!(
+                    "The call was still running when @{by} killed the turn; it may have completed. Check before repeating it."
+                ),
+                None,
+            ),
             Outcome::NotHeld { text } => {
                 self.attempts += 1;
                 if self.rejections.rejected() == AfterRejection::EndTurn {
