@@ -13,6 +13,7 @@ use tracing::warn;
 
 use crate::chat::directory::framework_post;
 use crate::store::ChannelKind;
+use crate::turns::control::RunningTurn;
 use crate::turns::services::Services;
 
 /// How often the sweep looks.
@@ -91,6 +92,7 @@ async fn sweep(
         let minutes = i64::try_from(held.as_secs() / 60).unwrap_or(i64::MAX);
         match announced_turns.get(&turn.turn_id).copied() {
             None => {
+                open_status_post(services, turn).await;
                 let text = format!(
                     "{name}'s turn here has run for {}{}. If its status post shows no progress, \
                      `/collegium kill` ends it.",
@@ -118,6 +120,27 @@ async fn sweep(
         }
     }
     announced_turns.retain(|id, _| running.iter().any(|r| &r.turn_id == id));
+}
+
+/// A long turn with no status post gets one before it is named (§7.6), so
+/// the notice's "its status post" points at something; the turn edits it
+/// from then on.
+async fn open_status_post(services: &Services, turn: &RunningTurn) {
+    let Some(seat) = services.seat(&turn.agent) else {
+        return;
+    };
+    let mut slot = turn.status.lock().await;
+    if slot.is_none() {
+        let body = "⏳ _working; no tool called yet_".to_string();
+        *slot = crate::turns::status_post::open(
+            &seat.rest,
+            &services.store,
+            &turn.channel_id,
+            &turn.turn_id,
+            body,
+        )
+        .await;
+    }
 }
 
 fn since_words(minutes: i64) -> String {

@@ -9,6 +9,8 @@ use std::sync::Mutex;
 
 use tokio::sync::{mpsc, watch};
 
+use super::status_post::StatusSlot;
+
 /// Who halted a turn, and how hard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Halt {
@@ -44,10 +46,11 @@ struct Running {
     working_since: Option<std::time::Instant>,
     /// Whether it has called a tool yet.
     called: bool,
+    status: StatusSlot,
 }
 
 /// A running turn as the stall sweep sees it (§7.6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RunningTurn {
     pub turn_id: String,
     pub agent: String,
@@ -56,12 +59,15 @@ pub struct RunningTurn {
     /// it waits.
     pub working_for: Option<std::time::Duration>,
     pub called: bool,
+    /// Its status post's id, which the sweep may fill by opening it.
+    pub status: StatusSlot,
 }
 
 /// What a running turn listens to.
 pub struct TurnSignals {
     pub halted: watch::Receiver<Option<Halt>>,
     pub steers: mpsc::UnboundedReceiver<Steer>,
+    pub status: StatusSlot,
 }
 
 /// The turns running now, by turn id, and the framework-wide halt (§7.4).
@@ -86,6 +92,7 @@ impl Controls {
     pub fn register(&self, turn_id: &str, agent: &str, channel_id: &str) -> TurnSignals {
         let (halt, halted) = watch::channel(None);
         let (steer, steers) = mpsc::unbounded_channel();
+        let status = StatusSlot::default();
         self.lock().insert(
             turn_id.to_string(),
             Running {
@@ -95,9 +102,14 @@ impl Controls {
                 steer,
                 working_since: Some(std::time::Instant::now()),
                 called: false,
+                status: status.clone(),
             },
         );
-        TurnSignals { halted, steers }
+        TurnSignals {
+            halted,
+            steers,
+            status,
+        }
     }
 
     /// Hands a steer to the turn running in the channel: the named agent's,
@@ -152,6 +164,7 @@ impl Controls {
                 channel_id: r.channel_id.clone(),
                 working_for: r.working_since.map(|since| since.elapsed()),
                 called: r.called,
+                status: r.status.clone(),
             })
             .collect()
     }

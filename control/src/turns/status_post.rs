@@ -2,7 +2,10 @@
 //! place as calls land, closed with how long the turn ran. It is posted
 //! under the agent's account and carries its role in its props, so the
 //! store records it as a status post however its event races the answer.
+//! The stall sweep may open it first for a long turn that has none (§7.6):
+//! the post's id lives in a slot both share, so there is only ever one.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::warn;
@@ -12,10 +15,14 @@ use crate::chat::directory::framework_post;
 use crate::status::{self, CallLine, Ending};
 use crate::store::StoreHandle;
 
+/// Where a turn's status post id lives, shared by the turn and the stall
+/// sweep; held across a creation so two never race to create one each.
+pub type StatusSlot = Arc<tokio::sync::Mutex<Option<String>>>;
+
 pub struct StatusPost {
     turn_id: String,
     channel_id: String,
-    post_id: Option<String>,
+    post_id: StatusSlot,
     lines: Vec<String>,
     /// What the turn waits on, shown above the calls (§8.1).
     head: Option<String>,
@@ -23,19 +30,19 @@ pub struct StatusPost {
 }
 
 impl StatusPost {
-    pub fn new(turn_id: &str, channel_id: &str) -> Self {
+    pub fn new(turn_id: &str, channel_id: &str, slot: StatusSlot) -> Self {
         Self {
             turn_id: turn_id.to_string(),
             channel_id: channel_id.to_string(),
-            post_id: None,
+            post_id: slot,
             lines: Vec::new(),
             head: None,
             started: Instant::now(),
         }
     }
 
-    pub fn exists(&self) -> bool {
-        self.post_id.is_some()
+    pub async fn exists(&self) -> bool {
+        self.post_id.lock().await.is_some()
     }
 
     /// Appends a call's line and shows it.
@@ -55,7 +62,7 @@ impl StatusPost {
         limit: usize,
     ) {
         self.lines.push(note.to_string());
-        if open || self.exists() {
+        if open || self.exists().await {
             self.show(rest, store, None, limit).await;
         }
     }
@@ -76,7 +83,7 @@ impl StatusPost {
     /// The closing line, where the post exists (a turn that called no tool
     /// leaves nothing but its reply, §8.1).
     pub async fn close(&mut self, rest: &Rest, store: &StoreHandle, ending: &Ending, limit: usize) {
-        if !self.exists() {
+        if !self.exists().await {
             return;
         }
         let closing = status::render_ending(ending, self.started.elapsed());
@@ -100,29 +107,41 @@ impl StatusPost {
             }
             None => status::render_body(&self.lines, closing, limit),
         };
-        match &self.post_id {
+        let mut slot = self.post_id.lock().await;
+        match slot.as_deref() {
             Some(id) => {
                 if let Err(error) = rest.edit_post(id, &body).await {
                     warn!(%error, turn = %self.turn_id, "could not edit the status post");
                 }
             }
             None => {
-                let post =
-                    framework_post(self.channel_id.clone(), body, "status", Some(&self.turn_id));
-                match rest.create_post(&post).await {
-                    Ok(created) => {
-                        let (turn, id) = (self.turn_id.clone(), created.id.clone());
-                        if let Err(error) = store.call(move |s| s.set_status_post(&turn, &id)).await
-                        {
-                            warn!(%error, "could not record the status post");
-                        }
-                        self.post_id = Some(created.id);
-                    }
-                    Err(error) => {
-                        warn!(%error, turn = %self.turn_id, "could not create the status post")
-                    }
-                }
+                *slot = open(rest, store, &self.channel_id, &self.turn_id, body).await;
             }
+        }
+    }
+}
+
+/// Creates a turn's status post with `body` and records it; its id, or
+/// none where Mattermost refused it.
+pub async fn open(
+    rest: &Rest,
+    store: &StoreHandle,
+    channel_id: &str,
+    turn_id: &str,
+    body: String,
+) -> Option<String> {
+    let post = framework_post(channel_id.to_string(), body, "status", Some(turn_id));
+    match rest.create_post(&post).await {
+        Ok(created) => {
+            let (turn, id) = (turn_id.to_string(), created.id.clone());
+            if let Err(error) = store.call(move |s| s.set_status_post(&turn, &id)).await {
+                warn!(%error, "could not record the status post");
+            }
+            Some(created.id)
+        }
+        Err(error) => {
+            warn!(%error, turn = %turn_id, "could not create the status post");
+            None
         }
     }
 }

@@ -39,6 +39,17 @@ async fn s7_6_a_long_turn_is_announced_once_and_again_when_work_queues_behind_it
         first.message
     );
     assert!(!first.message.contains("@mira"), "named without @");
+    // The notice points at a status post, so one is opened first (§7.6).
+    let status = e2e::scenario::status_post(&h, &square).await;
+    assert!(
+        status.message.contains("no tool called yet"),
+        "{}",
+        status.message
+    );
+    assert!(
+        status.create_at <= first.create_at,
+        "opened before the notice"
+    );
     h.say("bo", &square, "@mira a quick one").await;
     h.wait_post(&square, "collegium", "now waits behind it", since)
         .await;
@@ -51,6 +62,8 @@ async fn s7_6_a_long_turn_is_announced_once_and_again_when_work_queues_behind_it
         .count();
     assert_eq!(notices, 2, "once per episode, re-armed once by queued work");
     h.model.sim.release("long");
+    h.wait_post(&square, "mira", "Finally done.", since).await;
+    h.wait_edit(&status.id, "Done in").await;
     h.wait_post(&square, "mira", "Bo's answer.", since).await;
 }
 

@@ -186,7 +186,7 @@ impl<'a> Turn<'a> {
             services,
             seat,
             start,
-            status: StatusPost::new(&id, &start.channel_id),
+            status: StatusPost::new(&id, &start.channel_id, signals.status.clone()),
             id,
             started_at: chrono::Utc::now().timestamp_millis(),
             channel_handle: String::new(),
