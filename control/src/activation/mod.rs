@@ -6,9 +6,13 @@
 //! bot. Mentions are decided by the shared grammar (`mattermost-wire`), so
 //! what activates an agent is what the client highlights.
 
+mod recorded;
+
 use std::collections::BTreeSet;
 
 use mattermost_wire::mentions::MentionScan;
+
+pub use recorded::of_post;
 
 /// How a channel triggers its agents (§3.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

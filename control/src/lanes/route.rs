@@ -10,10 +10,10 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{Lane, LaneInput, LaneKey, Lanes};
-use crate::activation::{self, Activation, Author, Named, Triggering};
+use crate::activation::{self, Activation, Named};
 use crate::chat::directory::framework_post;
 use crate::queue::{self, Queued};
-use crate::store::{AuthorKind, ChannelKind, Member, ObservedPost, ObservedVia, TurnCause};
+use crate::store::{AuthorKind, Member, ObservedPost, ObservedVia, TurnCause};
 use crate::turns::fold::FoldGate;
 use crate::turns::runner::{self, TurnStart};
 
@@ -39,30 +39,14 @@ impl Lanes {
                 return;
             }
         };
-        let triggering = match channel.kind {
-            ChannelKind::Direct | ChannelKind::Group => Triggering::Direct,
-            _ if self.services.respond_to_all.contains(&channel.name) => Triggering::RespondToAll,
-            _ => Triggering::MentionRequired,
-        };
-        let present: BTreeSet<String> = members
-            .iter()
-            .filter(|m| {
-                m.kind == AuthorKind::Agent && self.services.seats.contains_key(&m.username)
-            })
-            .map(|m| m.username.clone())
-            .collect();
-        let usernames: BTreeSet<&str> = members.iter().map(|m| m.username.as_str()).collect();
-        let attachments = attachment_texts(&post);
-        let attachment_refs: Vec<&str> = attachments.iter().map(String::as_str).collect();
-        let scan = mattermost_wire::mentions::scan_post(&post.message, &attachment_refs, &|u| {
-            usernames.contains(u)
-        });
-        let author = match post.author_kind {
-            AuthorKind::Agent => Author::Agent(post.author_name.clone()),
-            AuthorKind::SystemBot => Author::SystemBot(post.author_name.clone()),
-            _ => Author::Person(post.author_name.clone()),
-        };
-        match activation::decide(&author, triggering, &present, &scan) {
+        let served = |agent: &str| self.services.seats.contains_key(agent);
+        match activation::of_post(
+            &post,
+            &channel,
+            &members,
+            &served,
+            &self.services.respond_to_all,
+        ) {
             Activation::Addressed(agent) => {
                 info!(post = %post.id, agent = %agent, via = via.as_str(), "post addresses an agent");
                 self.addressed(&agent, post, false).await;
@@ -371,40 +355,4 @@ impl Lanes {
             let _ = inbox.send(LaneInput::TurnEnded(outcome)).await;
         });
     }
-}
-
-/// The texts of a post's message attachments, which the server scans for
-/// mentions as it scans the message.
-fn attachment_texts(post: &ObservedPost) -> Vec<String> {
-    let Some(props) = post
-        .props
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
-    else {
-        return Vec::new();
-    };
-    let mut texts = Vec::new();
-    for attachment in props
-        .get("attachments")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for key in ["pretext", "text"] {
-            if let Some(text) = attachment.get(key).and_then(serde_json::Value::as_str) {
-                texts.push(text.to_string());
-            }
-        }
-        for field in attachment
-            .get("fields")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(value) = field.get("value").and_then(serde_json::Value::as_str) {
-                texts.push(value.to_string());
-            }
-        }
-    }
-    texts
 }

@@ -12,6 +12,7 @@ use mattermost_wire::model::Post;
 use serde_json::json;
 use tracing::{info, warn};
 
+use crate::activation;
 use crate::approvals::prompt;
 use crate::chat::directory::framework_post;
 use crate::context::window::local_time;
@@ -28,8 +29,13 @@ pub struct Swept {
     /// Lanes holding posts queued again: (agent, channel).
     pub requeued: Vec<(String, String)>,
     pub requeued_posts: usize,
-    /// Posts not queued again, by id.
+    /// Hand-offs the abandoned turns deferred, queued for their colleagues.
+    pub hand_offs: usize,
+    /// Posts not queued again because their turn had effects, by id.
     pub not_requeued: Vec<String>,
+    /// Posts not queued again because an unclean stop already returned
+    /// them once (§7.3), by id.
+    pub returned_before: Vec<String>,
 }
 
 /// Sweeps what the previous process left. `previous` is its run record;
@@ -48,6 +54,7 @@ pub async fn sweep(
         abandoned: abandoned.len(),
         ..Swept::default()
     };
+    let ended: Vec<String> = abandoned.iter().map(|t| t.id.clone()).collect();
     for turn in abandoned {
         let Some(seat) = services.seat(&turn.agent) else {
             continue;
@@ -75,10 +82,7 @@ pub async fn sweep(
                 }
             }
         }
-        // A turn that changed nothing is queued again; where it had made a
-        // completion and the process did not stop cleanly, it may be what
-        // took the process down, so its posts are not queued again (§7.3).
-        let requeue = !turn.had_effects && (clean || !turn.completed_once);
+        let returning = Returning::of(&turn, clean);
         let (id, agent, channel, start) = (
             turn.id.clone(),
             turn.agent.clone(),
@@ -91,33 +95,54 @@ pub async fn sweep(
             ended_by: None,
             context_reach_post_id: None,
         };
-        let queued_at = now();
-        let outcome = services
+        let at = now();
+        let (again, named, had_effects) = services
             .store
             .call(move |s| {
                 s.end_turn(&id, &end)?;
-                let taken: Vec<String> = s.answers(&id)?.into_iter().map(|(p, _)| p).collect();
-                if requeue {
-                    s.return_taken(&id)?;
-                    if let Some(post) = &start {
-                        s.enqueue(&agent, &channel, post, queued_at)?;
-                    }
-                    Ok((true, taken))
-                } else {
-                    s.consume_taken(&id)?;
-                    Ok((false, taken))
+                let mut taken: Vec<String> = s.answers(&id)?.into_iter().map(|(p, _)| p).collect();
+                if let Some(start) = &start
+                    && !taken.contains(start)
+                {
+                    taken.push(start.clone());
                 }
+                if returning == Returning::Nothing {
+                    s.consume_taken(&id)?;
+                    return Ok((Vec::new(), taken, true));
+                }
+                s.return_taken(&id)?;
+                if let Some(post) = &start {
+                    s.enqueue(&agent, &channel, post, at)?;
+                }
+                if returning == Returning::Everything {
+                    return Ok((taken, Vec::new(), false));
+                }
+                let (mut again, mut named) = (Vec::new(), Vec::new());
+                for post in taken {
+                    if s.return_after_crash(&post, at)? {
+                        again.push(post);
+                    } else {
+                        s.drop_queued(&agent, &channel, &post)?;
+                        named.push(post);
+                    }
+                }
+                Ok((again, named, false))
             })
             .await?;
-        match outcome {
-            (true, taken) => {
-                swept.requeued_posts += taken.len().max(1);
-                swept
-                    .requeued
-                    .push((turn.agent.clone(), turn.channel_id.clone()));
-            }
-            (false, taken) => swept.not_requeued.extend(taken),
+        if !again.is_empty() {
+            swept.requeued_posts += again.len();
+            swept
+                .requeued
+                .push((turn.agent.clone(), turn.channel_id.clone()));
         }
+        if had_effects {
+            swept.not_requeued.extend(named);
+        } else {
+            swept.returned_before.extend(named);
+        }
+    }
+    for turn in &ended {
+        requeue_hand_offs(services, turn, &mut swept).await?;
     }
     swept.requeued.sort();
     swept.requeued.dedup();
@@ -127,6 +152,83 @@ pub async fn sweep(
         "restart sweep done"
     );
     Ok(swept)
+}
+
+/// What an abandoned turn gives back to its queue (§7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Returning {
+    /// It changed nothing: its posts are returned and its start queued.
+    Everything,
+    /// It changed nothing but had made a completion before an unclean
+    /// stop, so it may be what took the process down: each post is
+    /// returned at most once across restarts.
+    AtMostOnce,
+    /// It had effects: a fresh turn could not see what it did.
+    Nothing,
+}
+
+impl Returning {
+    fn of(turn: &crate::store::AbandonedTurn, clean: bool) -> Self {
+        if turn.had_effects {
+            Self::Nothing
+        } else if clean || !turn.completed_once {
+            Self::Everything
+        } else {
+            Self::AtMostOnce
+        }
+    }
+}
+
+/// The hand-offs an abandoned turn deferred, recomputed from the store
+/// (§7.3): each post it wrote that addresses a colleague, by the rule the
+/// running turn applied and never its prompts, is queued for that
+/// colleague unless the colleague has started a turn in the channel since.
+async fn requeue_hand_offs(
+    services: &Services,
+    turn_id: &str,
+    swept: &mut Swept,
+) -> Result<(), StoreError> {
+    let turn = turn_id.to_string();
+    let written = services
+        .store
+        .call(move |s| {
+            let mut written = Vec::new();
+            for post in s.posts_of_turn(&turn, &["reply", "unit_post", "notice"])? {
+                let Some(channel) = s.channel(&post.channel_id)? else {
+                    continue;
+                };
+                let members = s.members(&post.channel_id)?;
+                written.push((post, channel, members));
+            }
+            Ok(written)
+        })
+        .await?;
+    for (post, channel, members) in written {
+        let served = |agent: &str| services.seats.contains_key(agent);
+        let activation::Activation::Addressed(colleague) =
+            activation::of_post(&post, &channel, &members, &served, &services.respond_to_all)
+        else {
+            continue;
+        };
+        if colleague == post.author_name {
+            continue;
+        }
+        let (agent, at) = (colleague.clone(), now());
+        let queued = services
+            .store
+            .call(move |s| {
+                if s.started_since(&agent, &post.channel_id, post.created_at)? {
+                    return Ok(false);
+                }
+                s.enqueue(&agent, &post.channel_id, &post.id, at)
+            })
+            .await?;
+        if queued {
+            swept.hand_offs += 1;
+            swept.requeued.push((colleague, channel.id.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// The boot notice (§7.3), from the system bot in the main channel.
@@ -169,11 +271,28 @@ pub async fn post_notice(
                 "s were"
             },
         );
+        if swept.hand_offs > 0 {
+            let _ = write!(
+                text,
+                " {} hand-off{} to a colleague {} queued too.",
+                swept.hand_offs,
+                if swept.hand_offs == 1 { "" } else { "s" },
+                if swept.hand_offs == 1 { "was" } else { "were" },
+            );
+        }
         if !swept.not_requeued.is_empty() {
             let _ = write!(
                 text,
                 " Not queued again, because the work may have had effects: {}.",
                 swept.not_requeued.join(", ")
+            );
+        }
+        if !swept.returned_before.is_empty() {
+            let _ = write!(
+                text,
+                " Not queued again, because an unclean stop had already returned them once and \
+                 their turn may be what stopped the process: {}.",
+                swept.returned_before.join(", ")
             );
         }
     }

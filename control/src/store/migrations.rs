@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(4, "0004_process_runs"),
     migration!(5, "0005_worker_calls"),
     migration!(6, "0006_question_choices"),
+    migration!(7, "0007_crash_returns"),
 ];
 
 /// The schema version this build writes.

@@ -105,6 +105,27 @@ impl Store {
         Ok(Some(post))
     }
 
+    /// What a turn wrote with one of `roles`, oldest first: the restart
+    /// sweep reads an abandoned turn's posts for the hand-offs it deferred
+    /// (§7.3).
+    pub fn posts_of_turn(
+        &self,
+        turn_id: &str,
+        roles: &[&str],
+    ) -> Result<Vec<ObservedPost>, StoreError> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {POST_COLUMNS} FROM posts WHERE turn_id = ?1 AND deleted_at IS NULL
+             ORDER BY created_at, id"
+        ))?;
+        let posts: Vec<ObservedPost> = statement
+            .query_map(params![turn_id], read_post)?
+            .collect::<Result<_, _>>()?;
+        Ok(posts
+            .into_iter()
+            .filter(|p| roles.contains(&p.role.as_str()))
+            .collect())
+    }
+
     fn files_of(&self, post_id: &str) -> Result<Vec<PostFile>, StoreError> {
         let mut files = self.conn.prepare_cached(
             "SELECT file_id, name, mime_type, size FROM post_files WHERE post_id = ?1 ORDER BY rowid",

@@ -88,6 +88,30 @@ impl Store {
     }
 
     /// Any other exit returns what the turn took to the queue (§5.2).
+    /// Removes one post from a lane's queue.
+    pub fn drop_queued(
+        &self,
+        agent: &str,
+        channel_id: &str,
+        post_id: &str,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "DELETE FROM queue WHERE agent = ?1 AND channel_id = ?2 AND post_id = ?3",
+            params![agent, channel_id, post_id],
+        )?;
+        Ok(())
+    }
+
+    /// Records that a post was returned after an unclean stop; false when it
+    /// had been once already, and may not be again (§7.3).
+    pub fn return_after_crash(&self, post_id: &str, at: Millis) -> Result<bool, StoreError> {
+        Ok(self.conn.execute(
+            "INSERT INTO crash_returns (post_id, returned_at) VALUES (?1, ?2)
+             ON CONFLICT DO NOTHING",
+            params![post_id, at],
+        )? == 1)
+    }
+
     pub fn return_taken(&self, turn_id: &str) -> Result<(), StoreError> {
         self.conn.execute(
             "UPDATE queue SET taken_by = NULL WHERE taken_by = ?1",

@@ -437,6 +437,21 @@ impl Store {
             .optional()?)
     }
 
+    /// Whether `agent` has started a turn in the channel at or after `since`:
+    /// a colleague that has run since read what it was sent (§7.3).
+    pub fn started_since(
+        &self,
+        agent: &str,
+        channel_id: &str,
+        since: Millis,
+    ) -> Result<bool, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM turns WHERE agent = ?1 AND channel_id = ?2 AND started_at >= ?3)",
+            params![agent, channel_id, since],
+            |row| row.get(0),
+        )?)
+    }
+
     /// How many turns carry a chain root (§7.4): admission counts by root.
     pub fn chain_count(&self, root: &str) -> Result<u32, StoreError> {
         let count: i64 = self.conn.query_row(

@@ -131,3 +131,208 @@ async fn s7_3_a_turn_that_changed_nothing_is_queued_again_after_a_clean_stop_and
     );
     h.model.sim.release("forever");
 }
+
+/// Boots the daemon again after a crash, the model scripted with `answers`
+/// matched to their agents' prompts (so the boot's model check takes none).
+fn reboot(h: &e2e::Harness, answers: Vec<(&str, Scripted)>) -> e2e::Daemon {
+    let scripted = answers
+        .into_iter()
+        .map(|(prompt, answer)| Scripted {
+            matches: Some(prompt.into()),
+            ..answer
+        })
+        .collect();
+    h.model.sim.script("demo-model", scripted);
+    let mut again = h.daemon();
+    again.wait_for("agents are listening");
+    again
+}
+
+const MIRA: &str = "You research.";
+const THEO: &str = "You run operations.";
+
+fn held(name: &str) -> Scripted {
+    Scripted {
+        text: Some("Never finished.".into()),
+        hold: Some(name.into()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_a_crash_before_any_tool_queues_the_post_again_and_answers_it_afresh() {
+    let (h, mut daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script("demo-model", vec![held("never")]);
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira summarise the week").await;
+    completions_reach(&h, 1).await;
+    crash(&mut daemon);
+
+    let _again = reboot(
+        &h,
+        vec![(MIRA, reply("The week, answered after the crash."))],
+    );
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice.message.contains("after an unclean stop")
+            && notice.message.contains("1 post was queued again"),
+        "a turn that never completed a model call is queued again: {}",
+        notice.message
+    );
+    h.wait_post(&square, "mira", "answered after the crash", since)
+        .await;
+    h.model.sim.release("never");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_after_unclean_stops_a_post_is_returned_at_most_once() {
+    let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    let read = || calls(&[("fixture__read", json!({"key": "week"}))]);
+    h.model
+        .sim
+        .script("demo-model", vec![read(), held("first")]);
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &square, "@mira summarise the week").await;
+    completions_reach(&h, 2).await;
+    crash(&mut daemon);
+
+    // It made a completion and changed nothing: returned, once.
+    let mut again = reboot(&h, vec![(MIRA, read()), (MIRA, held("second"))]);
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice.message.contains("1 post was queued again"),
+        "{}",
+        notice.message
+    );
+    completions_reach(&h, 4).await;
+    crash(&mut again);
+
+    let between = now_ms();
+    let _third = reboot(&h, vec![]);
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", between)
+        .await;
+    assert!(
+        notice
+            .message
+            .contains("because an unclean stop had already returned them once"),
+        "{}",
+        notice.message
+    );
+    assert!(notice.message.contains(&asked.id), "{}", notice.message);
+    assert!(
+        store(&h).queued("mira", &square).expect("queue").is_empty(),
+        "not queued a second time"
+    );
+    assert_eq!(
+        store(&h).turns_of("mira", &square).expect("turns").len(),
+        2,
+        "no third turn"
+    );
+    assert_eq!(
+        fixture_toolset::asked(&record).len(),
+        2,
+        "one read per turn"
+    );
+    h.model.sim.release("first");
+    h.model.sim.release("second");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_a_crash_after_a_tool_with_effects_never_runs_it_twice() {
+    let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__slow", json!({"ms": 0}))]),
+            held("after-effect"),
+        ],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &square, "@mira do the thing").await;
+    completions_reach(&h, 2).await;
+    assert_eq!(fixture_toolset::asked(&record).len(), 1);
+    crash(&mut daemon);
+
+    let _again = reboot(&h, vec![]);
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice
+            .message
+            .contains("Not queued again, because the work may have had effects"),
+        "{}",
+        notice.message
+    );
+    assert!(notice.message.contains(&asked.id), "{}", notice.message);
+    assert!(store(&h).queued("mira", &square).expect("queue").is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(
+        fixture_toolset::asked(&record).len(),
+        1,
+        "the call with effects never runs twice"
+    );
+    h.model.sim.release("after-effect");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_a_hand_off_a_crash_cut_off_reaches_its_colleague() {
+    let (h, mut daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__read", json!({"key": "numbers"}))]),
+            Scripted {
+                text: Some("@theo please check the numbers.".into()),
+                hold: Some("hand-off".into()),
+                ..Default::default()
+            },
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the numbers checked").await;
+    completions_reach(&h, 2).await;
+    // The turn posts its hand-off, then stalls closing its status post: the
+    // colleague's turn waits for the writer to stop acting (§5.2).
+    h.fault_delay("PUT", "/api/v4/posts/", 30_000, 1).await;
+    h.model.sim.release("hand-off");
+    let hand_off = h
+        .wait_post(&square, "mira", "please check the numbers", since)
+        .await;
+    crash(&mut daemon);
+    assert!(
+        store(&h)
+            .turns_of("theo", &square)
+            .expect("turns")
+            .is_empty(),
+        "theo had not started"
+    );
+
+    let _again = reboot(&h, vec![(THEO, reply("Theo checked the numbers."))]);
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice
+            .message
+            .contains("1 hand-off to a colleague was queued too"),
+        "{}",
+        notice.message
+    );
+    h.wait_post(&square, "theo", "Theo checked the numbers.", since)
+        .await;
+    let theo = store(&h).turns_of("theo", &square).expect("turns");
+    assert_eq!(
+        theo[0].answers_post_id.as_deref(),
+        Some(hand_off.id.as_str())
+    );
+}
