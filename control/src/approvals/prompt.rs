@@ -29,6 +29,7 @@ pub struct Provenance {
     pub asked_by: Option<AskedBy>,
 }
 
+#[derive(Debug, Clone)]
 pub enum AskedBy {
     /// A person, by username, with their words (the newest fragment where
     /// folds happened).
@@ -96,6 +97,58 @@ pub fn render(facts: &PromptFacts<'_>) -> String {
         tool = facts.tool,
         line = facts.line.describe(),
     )
+}
+
+/// The prompt as it can be posted under `limit` characters (§3.7): whole
+/// where it fits; else a bounded prefix of the payload inline, saying how
+/// much is shown, with the whole payload to be attached as `file`. None
+/// where not even the line and a note fit.
+pub fn render_bounded(facts: &PromptFacts<'_>, limit: usize, file: &str) -> Bounded {
+    let whole = render(facts);
+    if whole.chars().count() <= limit {
+        return Bounded::Whole(whole);
+    }
+    let total = facts.payload.chars().count();
+    let with = |shown: &str| {
+        let mut text = render(&PromptFacts {
+            payload: shown,
+            earlier_denial: facts.earlier_denial.clone(),
+            line: Provenance {
+                action: facts.line.action,
+                budget: facts.line.budget,
+                asked_by: facts.line.asked_by.clone(),
+            },
+            ..*facts
+        });
+        text.push_str(&format!(
+            "\n⚠ The payload is {total} characters; the first {} are shown above, and the whole of it is attached as `{file}`. Read the attachment before you decide.",
+            shown.chars().count()
+        ));
+        text
+    };
+    let overhead = with("").chars().count();
+    // The escaped prefix may be longer than the bytes it shows, and the
+    // fence may grow with it: shrink until it fits.
+    let mut room = limit.saturating_sub(overhead);
+    while room > 0 {
+        let shown: String = facts.payload.chars().take(room).collect();
+        let text = with(&shown);
+        if text.chars().count() <= limit {
+            return Bounded::Attached(text);
+        }
+        room = room.saturating_sub((text.chars().count() - limit).max(1));
+    }
+    Bounded::TooLong
+}
+
+/// A prompt fitted to the post limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bounded {
+    Whole(String),
+    /// A prefix inline; the whole payload goes as an attached file.
+    Attached(String),
+    /// Not even the line fits.
+    TooLong,
 }
 
 /// The buttons (contract §C.1): Approve, Deny, Deny with reason, each
@@ -198,6 +251,36 @@ mod tests {
         );
         assert!(text.contains("\\u{202E}evil\\u{200B}\\u{0007}"), "{text}");
         assert!(text.contains("action 3 of 10 in this turn; asked by @ana: “please send it”"));
+    }
+
+    #[test]
+    fn s3_7_a_payload_over_the_limit_shows_a_prefix_and_says_the_rest_is_attached() {
+        let payload = format!("{{\"body\": \"{}\"}}", "x".repeat(5_000));
+        let facts = PromptFacts {
+            tool: "mail::send",
+            line: Provenance {
+                action: 1,
+                budget: 10,
+                asked_by: None,
+            },
+            earlier_denial: None,
+            payload: &payload,
+        };
+        let Bounded::Attached(text) = render_bounded(&facts, 1_000, "payload.json") else {
+            panic!("a prefix and an attachment");
+        };
+        assert!(text.chars().count() <= 1_000, "{}", text.chars().count());
+        assert!(
+            text.contains("The payload is 5012 characters; the first"),
+            "{text}"
+        );
+        assert!(text.contains("attached as `payload.json`"));
+        assert!(text.starts_with("🔐 **Approval needed** for `mail::send`"));
+        assert_eq!(
+            render_bounded(&facts, 100_000, "payload.json"),
+            Bounded::Whole(render(&facts))
+        );
+        assert_eq!(render_bounded(&facts, 50, "payload.json"), Bounded::TooLong);
     }
 
     #[test]

@@ -90,13 +90,30 @@ impl Rest {
         path: &str,
         body: Option<&Value>,
     ) -> RestResult<T> {
+        self.send(method, path, &[], body.map(Body::Json)).await
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<Body<'_>>,
+    ) -> RestResult<T> {
         let url = format!("{}/api/v4/{path}", self.base);
-        let mut request = self.http.request(method, &url);
+        let url =
+            reqwest::Url::parse_with_params(&url, query).map_err(|e| RestError::Unreachable {
+                url: url.clone(),
+                reason: e.to_string(),
+            })?;
+        let mut request = self.http.request(method, url);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
-        if let Some(body) = body {
-            request = request.json(body);
+        match body {
+            Some(Body::Json(body)) => request = request.json(body),
+            Some(Body::Raw(bytes)) => request = request.body(bytes.to_vec()),
+            None => {}
         }
         let unreachable = |e: reqwest::Error| RestError::Unreachable {
             url: self.base.clone(),
@@ -364,6 +381,28 @@ impl Rest {
 
     /// The server configuration (admins only).
     /// Posts as this session's user.
+    /// Uploads a file to a channel (contract §A.8, the raw-body form); it
+    /// binds to the post that names it in `file_ids`.
+    pub async fn upload_file(
+        &self,
+        channel_id: &str,
+        filename: &str,
+        bytes: &[u8],
+    ) -> RestResult<mattermost_wire::model::FileInfo> {
+        let query = [("channel_id", channel_id), ("filename", filename)];
+        let uploaded: mattermost_wire::model::FileUploadResponse = self
+            .send(Method::POST, "files", &query, Some(Body::Raw(bytes)))
+            .await?;
+        uploaded
+            .file_infos
+            .into_iter()
+            .next()
+            .ok_or_else(|| RestError::Decode {
+                path: "files".into(),
+                reason: "the upload answered with no file".into(),
+            })
+    }
+
     pub async fn create_post(&self, post: &NewPost) -> RestResult<Post> {
         self.post("posts", post).await
     }
@@ -425,4 +464,10 @@ impl Rest {
     pub async fn config(&self) -> RestResult<Value> {
         self.get("config").await
     }
+}
+
+/// What a request carries.
+enum Body<'a> {
+    Json(&'a Value),
+    Raw(&'a [u8]),
 }

@@ -342,3 +342,75 @@ async fn s5_4_a_declined_extension_ends_the_turn_and_asks_how_to_proceed() {
     let turn = ended_turn(&h, "mira", &dm).await;
     assert_eq!(turn.exit_kind.as_deref(), Some("budget_exhausted"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whole() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let limit: Value = reqwest::Client::new()
+        .put(format!("{}/_sim/settings", h.mattermost.url))
+        .json(&json!({"max_post_size": 1000}))
+        .send()
+        .await
+        .expect("settings")
+        .json()
+        .await
+        .expect("json");
+    assert!(!limit.is_null());
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    let content = "line of the plan\n".repeat(200);
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": "plan.txt", "content": content}),
+            )]),
+            reply("Written whole."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the long plan").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(prompt.message.chars().count() <= 1000);
+    assert!(
+        prompt
+            .message
+            .contains("the whole of it is attached as `fixture-write-payload.json`"),
+        "{}",
+        prompt.message
+    );
+    assert_eq!(
+        prompt.file_ids.len(),
+        1,
+        "the payload rides along as a file"
+    );
+    let file: mattermost_wire::model::FileInfo = h
+        .admin
+        .get(&format!("files/{}/info", prompt.file_ids[0]))
+        .await
+        .expect("file info");
+    let payload = serde_json::to_string_pretty(&json!({"path": "plan.txt", "content": content}))
+        .expect("json");
+    assert_eq!(file.name, "fixture-write-payload.json");
+    assert_eq!(
+        usize::try_from(file.size).expect("size"),
+        payload.len(),
+        "the whole payload"
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written whole.", since).await;
+    let asked = fixture_toolset::asked(&record);
+    assert_eq!(
+        asked[0]["arguments"]["content"].as_str(),
+        Some(content.as_str()),
+        "the tool gets the whole payload"
+    );
+}

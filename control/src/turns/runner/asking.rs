@@ -52,7 +52,7 @@ impl Turn<'_> {
     /// Parks the turn on a person's decision (§3.7): the prompt under the
     /// agent's account, the status post's head saying since when, and no
     /// timeout.
-    pub(super) async fn approval(&mut self, planned: &calls::Planned) -> Result<Decided, Exit> {
+    pub(super) async fn approval(&mut self, planned: &calls::Planned) -> Result<Asked, Exit> {
         let Ok((tool, value, _)) = &planned.resolved else {
             return Err(Exit::Store(
                 "an approval for a call that did not resolve".into(),
@@ -60,26 +60,50 @@ impl Turn<'_> {
         };
         let payload = serde_json::to_string_pretty(value).unwrap_or_default();
         let tool = tool.to_string();
-        let text = prompt::render(&prompt::PromptFacts {
+        let facts = prompt::PromptFacts {
             tool: &tool,
             line: self.provenance().await,
             earlier_denial: self.reasoned_denials.get(&tool).cloned(),
             payload: &payload,
-        });
+        };
+        let limit = self.services.post_limit.get();
+        let file = format!("{}-payload.json", tool.replace("::", "-"));
+        // Over the post limit the payload is attached whole beside a bounded
+        // prefix; a shell command is never cut or attached, since the person
+        // must read the very bytes that run (§3.7).
+        let (text, attachment) = match prompt::render_bounded(&facts, limit, &file) {
+            prompt::Bounded::Whole(text) => (text, None),
+            prompt::Bounded::Attached(text) if tool != "shell::run" => {
+                (text, Some((file, payload.clone().into_bytes())))
+            }
+            _ => {
+                return Ok(Asked::Unshowable(format!(
+                    "The call did not run: its payload is {} characters, too long to show a person in one approval prompt (a post holds at most {limit}){}.",
+                    payload.chars().count(),
+                    if tool == "shell::run" {
+                        "; a command is never cut or attached. Split the work into shorter commands"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        };
         self.ask_person(Asking {
             kind: "approval",
             tool: Some(tool),
             call_id: &planned.call.id,
             text,
             choices: Vec::new(),
+            attachment,
         })
         .await
+        .map(Asked::Decided)
     }
 
     /// Parks the turn on a person's answer (§3.7a): the agent's words lead,
     /// the line names (and so tags) the person the work descends from, and
     /// the offered answers are buttons beside free text.
-    pub(super) async fn question(&mut self, planned: &calls::Planned) -> Result<Decided, Exit> {
+    pub(super) async fn question(&mut self, planned: &calls::Planned) -> Result<Asked, Exit> {
         let Ok((_, value, _)) = &planned.resolved else {
             return Err(Exit::Store(
                 "a question for a call that did not resolve".into(),
@@ -113,14 +137,23 @@ impl Turn<'_> {
             line: self.provenance().await,
             question: &question,
         });
+        let limit = self.services.post_limit.get();
+        if text.chars().count() > limit {
+            return Ok(Asked::Unshowable(format!(
+                "The question was not asked: with your words beside it, it is {} characters, and a post holds at most {limit}. Ask more briefly.",
+                text.chars().count()
+            )));
+        }
         self.ask_person(Asking {
             kind: "ask",
             tool: Some(planned.tool_name()),
             call_id: &planned.call.id,
             text,
             choices,
+            attachment: None,
         })
         .await
+        .map(Asked::Decided)
     }
 
     /// Posts a prompt under the agent's account and parks the turn on it
@@ -165,6 +198,15 @@ impl Turn<'_> {
             Some(&self.id),
         );
         post.props.insert("attachments".into(), buttons);
+        if let Some((name, bytes)) = &asking.attachment {
+            let uploaded = self
+                .seat
+                .rest
+                .upload_file(&self.start.channel_id, name, bytes)
+                .await
+                .map_err(|e| Exit::Delivery(e.to_string()))?;
+            post.file_ids = vec![uploaded.id];
+        }
         // The status post says the turn waits before the prompt appears, so
         // the channel reads in the order things happened (§8.1).
         let since = chrono::Utc::now().with_timezone(&self.services.timezone);
@@ -252,6 +294,7 @@ impl Turn<'_> {
             call_id: &call,
             text,
             choices: Vec::new(),
+            attachment: None,
         })
         .await
     }
@@ -293,6 +336,16 @@ struct Asking<'a> {
     text: String,
     /// A question's offered answers.
     choices: Vec<String>,
+    /// A file to attach: a payload too long to show whole (§3.7).
+    attachment: Option<(String, Vec<u8>)>,
+}
+
+/// What asking a person came to.
+pub(super) enum Asked {
+    Decided(Decided),
+    /// The payload cannot be shown a person: the call is refused with
+    /// this text, which the model reads (§7.2).
+    Unshowable(String),
 }
 
 /// The call whose prompt could not be asked, or whose wait a person's stop

@@ -31,7 +31,7 @@ mod exit;
 mod people;
 mod record;
 
-use asking::{answered, unasked};
+use asking::{Asked, answered, unasked};
 use people::{killed, next_steer, stopped};
 
 use exit::Exit;
@@ -825,7 +825,11 @@ impl<'a> Turn<'a> {
             let ran = if run[0].gated {
                 let planned = run.remove(0);
                 match self.approval(&planned).await {
-                    Ok(Decided::Approved { .. }) => {
+                    Ok(Asked::Unshowable(text)) => vec![planned.unrun(Outcome::Refused {
+                        text,
+                        reason: "too long to show a person".into(),
+                    })],
+                    Ok(Asked::Decided(Decided::Approved { .. })) => {
                         let decision = self.last_decision.clone();
                         let (ran, killed) = self.run_unless_killed(vec![planned], decision).await;
                         if let Some(end) = killed {
@@ -833,7 +837,7 @@ impl<'a> Turn<'a> {
                         }
                         ran
                     }
-                    Ok(Decided::Denied { by }) => {
+                    Ok(Asked::Decided(Decided::Denied { by })) => {
                         let tool = planned.tool_name();
                         exit = Some(Exit::Denied {
                             by: by.clone(),
@@ -841,7 +845,7 @@ impl<'a> Turn<'a> {
                         });
                         vec![planned.unrun(Outcome::Denied { by, reason: None })]
                     }
-                    Ok(Decided::DeniedWithReason { by, reason }) => {
+                    Ok(Asked::Decided(Decided::DeniedWithReason { by, reason })) => {
                         self.reasoned_denials
                             .insert(planned.tool_name(), (by.clone(), reason.clone()));
                         vec![planned.unrun(Outcome::Denied {
@@ -849,7 +853,7 @@ impl<'a> Turn<'a> {
                             reason: Some(reason),
                         })]
                     }
-                    Ok(Decided::Answered { .. }) => {
+                    Ok(Asked::Decided(Decided::Answered { .. })) => {
                         vec![planned.unrun(Outcome::NotRun {
                             why: "not run: an approval was answered as a question".into(),
                         })]
@@ -859,8 +863,14 @@ impl<'a> Turn<'a> {
             } else if run[0].asks {
                 let planned = run.remove(0);
                 match self.question(&planned).await {
-                    Ok(Decided::Answered { by, answer }) => vec![answered(planned, &by, &answer)],
-                    Ok(other) => vec![planned.unrun(Outcome::NotRun {
+                    Ok(Asked::Unshowable(text)) => vec![planned.unrun(Outcome::Refused {
+                        text,
+                        reason: "too long to show a person".into(),
+                    })],
+                    Ok(Asked::Decided(Decided::Answered { by, answer })) => {
+                        vec![answered(planned, &by, &answer)]
+                    }
+                    Ok(Asked::Decided(other)) => vec![planned.unrun(Outcome::NotRun {
                         why: format!("not run: the question was {}", other.outcome()),
                     })],
                     Err(end) => vec![unasked(planned, &mut exit, end)],
