@@ -401,3 +401,48 @@ async fn s7_1_a_post_that_arrived_while_a_failed_turn_ran_drains_the_queue_once(
         "{answered:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_peers_mention_behind_a_failed_turn_earns_no_drain() {
+    let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                matches: Some("You research.".into()),
+                hold: Some("outage".into()),
+                fail: Some(Failure {
+                    status: Some(401),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            Scripted {
+                matches: Some("You run operations.".into()),
+                ..reply("@mira please look at the numbers.")
+            },
+        ],
+    );
+    let since = now_ms() - 1;
+    let first = h.say("ana", &square, "@mira first").await;
+    e2e::scenario::completions_reach(&h, 1).await;
+    h.say("ana", &square, "@theo ask mira about the numbers")
+        .await;
+    let peer = h
+        .wait_post(&square, "theo", "please look at the numbers", since)
+        .await;
+    h.wait_reaction(&peer.id, "mira", "eyes").await;
+    h.model.sim.release("outage");
+    h.wait_post(&square, "mira", "refused the credential", since)
+        .await;
+    ended_turn(&h, "mira", &square).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // A peer's mention waits for a person (§7.1): the queue stands.
+    assert_eq!(store(&h).turns_of("mira", &square).expect("turns").len(), 1);
+    let queued = store(&h).queued("mira", &square).expect("queue");
+    assert!(
+        queued.contains(&first.id) && queued.contains(&peer.id),
+        "{queued:?}"
+    );
+}
