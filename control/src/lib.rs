@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod daemon;
+pub mod host;
 pub mod inference;
 pub mod lanes;
 pub mod loops;

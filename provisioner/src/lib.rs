@@ -1,4 +1,5 @@
 //! `collegium-provision`: a one-shot program run before the daemon starts
 //! (ARCHITECTURE §1). Provisioning converges; boot only checks (§3.1).
 
+pub mod host;
 pub mod mattermost;

@@ -1,5 +1,7 @@
-//! `collegium-provision mattermost --config FILE`: converges Mattermost to
-//! the configuration, printing one line per change.
+//! `collegium-provision mattermost --config FILE` converges Mattermost to
+//! the configuration; `collegium-provision host --config FILE` converges
+//! this host (agent OS users, homes, workspaces, the daemon's directories).
+//! Each prints one line per change.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +12,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "collegium-provision",
     version,
-    about = "Converges Mattermost to a Collegium configuration"
+    about = "Converges Mattermost and the host to a Collegium configuration"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,12 +28,20 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// One OS user per shell-holding agent, its home and workspace, and the
+    /// daemon's directories with their owners and modes. Run as root.
+    Host {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
-    let Cli {
-        command: Command::Mattermost { config },
-    } = Cli::parse();
+    let (config, host) = match Cli::parse().command {
+        Command::Mattermost { config } => (config, false),
+        Command::Host { config } => (config, true),
+    };
     let loaded = match collegium_control::config::load(&config) {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -39,6 +49,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if host {
+        return report(
+            "The host",
+            collegium_provision::host::provision(&loaded).map(|o| o.changes),
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -49,13 +65,23 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(collegium_provision::mattermost::provision(&loaded)) {
-        Ok(outcome) if outcome.changes.is_empty() => {
-            println!("Mattermost already matches the configuration; nothing changed.");
+    report(
+        "Mattermost",
+        runtime
+            .block_on(collegium_provision::mattermost::provision(&loaded))
+            .map(|o| o.changes),
+    )
+}
+
+/// Prints what changed, or that nothing did, or why it failed.
+fn report<E: std::fmt::Display>(what: &str, changed: Result<Vec<String>, E>) -> ExitCode {
+    match changed {
+        Ok(changes) if changes.is_empty() => {
+            println!("{what} already matches the configuration; nothing changed.");
             ExitCode::SUCCESS
         }
-        Ok(outcome) => {
-            for change in &outcome.changes {
+        Ok(changes) => {
+            for change in &changes {
                 println!("{change}");
             }
             ExitCode::SUCCESS

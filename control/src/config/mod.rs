@@ -128,6 +128,7 @@ fn absolutize(config: &mut Config, base: &Path) {
         &mut deployment.resources_root,
         &mut deployment.plugins_root,
         &mut deployment.workspaces_root,
+        &mut deployment.homes_root,
     ] {
         *dir = paths::resolve(base, dir);
     }

@@ -83,9 +83,15 @@ pub struct Deployment {
     /// Operator plugins, one directory per namespace (§3.14).
     #[serde(default = "defaults::plugins_root")]
     pub plugins_root: PathBuf,
-    /// The root of the agents' workspaces, one directory per agent (A2).
+    /// The root of the agents' workspaces, one directory per agent (A2): the
+    /// daemon writes them, each agent's OS user only reads its own. Outside
+    /// the state directory, which agents may not enter.
     #[serde(default = "defaults::workspaces_root")]
     pub workspaces_root: PathBuf,
+    /// The root of the homes of agents that hold `shell::run`, one directory
+    /// per agent, owned by its OS user (§6.1).
+    #[serde(default = "defaults::homes_root")]
+    pub homes_root: PathBuf,
     /// The OS user the daemon runs as. The provisioner, run as root, gives it
     /// the files it writes into the state directory (the bot tokens); unset,
     /// they belong to whoever runs the provisioner.
@@ -423,6 +429,9 @@ mod defaults {
         PathBuf::from("/usr/lib/collegium/plugins")
     }
     pub fn workspaces_root() -> PathBuf {
-        PathBuf::from("/var/lib/collegium/workspaces")
+        PathBuf::from("/var/lib/collegium-workspaces")
+    }
+    pub fn homes_root() -> PathBuf {
+        PathBuf::from("/var/lib/collegium-homes")
     }
 }

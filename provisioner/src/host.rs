@@ -1,0 +1,226 @@
+//! `collegium-provision host --config FILE` (A2, §6.1): converges the host
+//! to the configuration's layout (`collegium_control::host`). One OS user
+//! and group per shell-holding agent; its home, owned by it, mode 0700; its
+//! workspace, which the daemon writes and the agent's group only reads
+//! (setgid, so what the daemon creates inside keeps the group); the state,
+//! runtime and audit directories the daemon owns, closed to agents; the
+//! configuration and plugin trees open only to the daemon's group, which no
+//! agent user is ever in. Every run converges; a second run changes
+//! nothing, and each change is printed.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use collegium_control::config::LoadedConfig;
+use collegium_control::host::{self, Layout, LayoutError};
+use nix::unistd::{Group, Uid, User};
+
+/// The daemon's user where the configuration names none.
+pub const DEFAULT_DAEMON_USER: &str = "collegium";
+
+/// What a run changed, a line each.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub changes: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("host provisioning creates users and sets owners: run it as root")]
+    NotRoot,
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error("{what} failed: {reason}")]
+    Command { what: String, reason: String },
+    #[error("cannot look up {0}: {1}")]
+    Lookup(String, nix::Error),
+    #[error("the {kind} `{name}` does not exist after creating it")]
+    Missing { kind: &'static str, name: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Who owns a directory, and its mode.
+struct Wanted {
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
+    if !Uid::effective().is_root() {
+        return Err(HostError::NotRoot);
+    }
+    let layout = host::layout(loaded, DEFAULT_DAEMON_USER)?;
+    let mut outcome = Outcome::default();
+    let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
+    for plugin in loaded.config.plugins.values() {
+        if let Some(user) = &plugin.user {
+            join_group(user, &layout.daemon_user, &mut outcome)?;
+        }
+    }
+    converge_framework(&layout, &daemon, &mut outcome)?;
+    for place in &layout.agents {
+        let agent = match &place.os_user {
+            Some(name) => {
+                let home = place.home.clone().unwrap_or_default();
+                Some(ensure_user(name, &home, &mut outcome)?)
+            }
+            None => None,
+        };
+        if let (Some(home), Some(user)) = (&place.home, &agent) {
+            converge_dir(
+                home,
+                &Wanted {
+                    uid: user.uid.as_raw(),
+                    gid: user.gid.as_raw(),
+                    mode: 0o700,
+                },
+                &mut outcome,
+            )?;
+        }
+        if let Some(workspace) = &place.workspace {
+            // The daemon writes; the agent's group reads; setgid keeps the
+            // group on what is created inside (A2).
+            let gid = agent.as_ref().map_or(daemon.gid, |u| u.gid).as_raw();
+            converge_dir(
+                workspace,
+                &Wanted {
+                    uid: daemon.uid.as_raw(),
+                    gid,
+                    mode: 0o2750,
+                },
+                &mut outcome,
+            )?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The daemon's own directories and the framework's tree.
+fn converge_framework(
+    layout: &Layout,
+    daemon: &User,
+    outcome: &mut Outcome,
+) -> Result<(), HostError> {
+    let (uid, gid) = (daemon.uid.as_raw(), daemon.gid.as_raw());
+    let own = |mode| Wanted { uid, gid, mode };
+    let root_group = |mode| Wanted { uid: 0, gid, mode };
+    let open = Wanted {
+        uid: 0,
+        gid: 0,
+        mode: 0o755,
+    };
+    converge_dir(&layout.state_dir, &own(0o700), outcome)?;
+    converge_dir(&layout.runtime_dir, &own(0o750), outcome)?;
+    converge_dir(&layout.audit_dir, &own(0o750), outcome)?;
+    converge_dir(&layout.config_dir, &root_group(0o750), outcome)?;
+    converge_dir(&layout.plugins_root, &root_group(0o750), outcome)?;
+    converge_dir(&layout.homes_root, &open, outcome)?;
+    converge_dir(&layout.workspaces_root, &open, outcome)?;
+    Ok(())
+}
+
+/// A system user with a group of its own name, home `home`, no login shell.
+fn ensure_user(name: &str, home: &Path, outcome: &mut Outcome) -> Result<User, HostError> {
+    if let Some(user) = lookup_user(name)? {
+        return Ok(user);
+    }
+    run(
+        Command::new("useradd")
+            .args(["--system", "--user-group", "--no-create-home"])
+            .arg("--home-dir")
+            .arg(home)
+            .args(["--shell", "/usr/sbin/nologin", name]),
+        &format!("creating the user {name}"),
+    )?;
+    outcome
+        .changes
+        .push(format!("created the OS user and group {name}"));
+    lookup_user(name)?.ok_or_else(|| HostError::Missing {
+        kind: "user",
+        name: name.to_string(),
+    })
+}
+
+/// Adds `user` to `group` as a supplementary group, where it is not yet.
+fn join_group(user: &str, group: &str, outcome: &mut Outcome) -> Result<(), HostError> {
+    let found = Group::from_name(group)
+        .map_err(|e| HostError::Lookup(format!("the group {group}"), e))?
+        .ok_or_else(|| HostError::Missing {
+            kind: "group",
+            name: group.to_string(),
+        })?;
+    if found.mem.iter().any(|m| m == user) {
+        return Ok(());
+    }
+    run(
+        Command::new("usermod").args(["--append", "--groups", group, user]),
+        &format!("adding {user} to the group {group}"),
+    )?;
+    outcome
+        .changes
+        .push(format!("added the plugin user {user} to the group {group}"));
+    Ok(())
+}
+
+fn lookup_user(name: &str) -> Result<Option<User>, HostError> {
+    User::from_name(name).map_err(|e| HostError::Lookup(format!("the user {name}"), e))
+}
+
+fn run(command: &mut Command, what: &str) -> Result<(), HostError> {
+    let output = command.output().map_err(|e| HostError::Command {
+        what: what.to_string(),
+        reason: e.to_string(),
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(HostError::Command {
+        what: what.to_string(),
+        reason: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+    })
+}
+
+/// Creates `dir` (parents mode 0755) and gives it `wanted`'s owner and
+/// mode, printing what changed.
+fn converge_dir(dir: &Path, wanted: &Wanted, outcome: &mut Outcome) -> Result<(), HostError> {
+    let io = |source| HostError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(io)?;
+        outcome.changes.push(format!("created {}", dir.display()));
+    }
+    let metadata = std::fs::symlink_metadata(dir).map_err(io)?;
+    if metadata.uid() != wanted.uid || metadata.gid() != wanted.gid {
+        std::os::unix::fs::chown(dir, Some(wanted.uid), Some(wanted.gid)).map_err(io)?;
+        outcome.changes.push(format!(
+            "gave {} to uid {} gid {}",
+            dir.display(),
+            wanted.uid,
+            wanted.gid
+        ));
+    }
+    // chown clears setgid on some filesystems: read the mode afresh.
+    let mode = std::fs::symlink_metadata(dir).map_err(io)?.mode() & 0o7777;
+    if mode != wanted.mode {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(wanted.mode)).map_err(io)?;
+        outcome.changes.push(format!(
+            "set the mode of {} to {:04o} (was {:04o})",
+            dir.display(),
+            wanted.mode,
+            mode
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! `collegium-provision host` (A2, §6.1): real OS users, owners and modes.
+//! CI runs as root; elsewhere the provisioner refuses up front and these
+//! scenarios check that refusal instead.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+
+use collegium_provision::host::{HostError, provision};
+use e2e::{Harness, binary};
+use nix::unistd::{User, geteuid};
+
+/// The harness's configuration with a daemon user, the agents' roots in
+/// the harness's directory, and @mira holding the shell.
+fn shell_deployment(h: &Harness) {
+    let root = h.dir.path();
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "[deployment]\n",
+        &format!(
+            "[deployment]\ndaemon_user = \"nobody\"\nhomes_root = \"{}\"\nworkspaces_root = \"{}\"\n",
+            root.join("homes").display(),
+            root.join("workspaces").display()
+        ),
+        1,
+    );
+    std::fs::write(&h.config, text).expect("write config");
+    h.grant_mira(&["workspace", "shell"]);
+}
+
+fn owner_and_mode(path: &Path) -> (u32, u32, u32) {
+    let metadata = std::fs::metadata(path).expect("exists");
+    (metadata.uid(), metadata.gid(), metadata.mode() & 0o7777)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_each_shell_agent_gets_its_own_user_a_private_home_and_a_read_only_workspace() {
+    let h = Harness::start().await;
+    shell_deployment(&h);
+    if !geteuid().is_root() {
+        assert!(matches!(provision(&h.loaded()), Err(HostError::NotRoot)));
+        return;
+    }
+    let first = provision(&h.loaded()).expect("provisioned");
+    let root = h.dir.path();
+    let (home, workspace) = (root.join("homes/mira"), root.join("workspaces/mira"));
+    assert!(
+        first
+            .changes
+            .contains(&format!("created {}", home.display())),
+        "{:?}",
+        first.changes
+    );
+    let mira = User::from_name("cg-mira")
+        .expect("lookup")
+        .expect("mira's OS user exists");
+    let nobody = User::from_name("nobody").expect("lookup").expect("nobody");
+    assert_eq!(
+        owner_and_mode(&home),
+        (mira.uid.as_raw(), mira.gid.as_raw(), 0o700),
+        "the home is mira's alone"
+    );
+    assert_eq!(
+        owner_and_mode(&workspace),
+        (nobody.uid.as_raw(), mira.gid.as_raw(), 0o2750),
+        "the daemon writes the workspace; mira's group only reads it"
+    );
+    assert_eq!(
+        owner_and_mode(&h.state_dir()),
+        (nobody.uid.as_raw(), nobody.gid.as_raw(), 0o700),
+        "the store's directory is the daemon's alone"
+    );
+    assert!(
+        !root.join("workspaces/theo").exists()
+            && User::from_name("cg-theo").expect("lookup").is_none(),
+        "theo holds neither the shell nor the workspace"
+    );
+
+    // Drift is repaired; a run over a converged host changes nothing.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let repaired = provision(&h.loaded()).expect("provisioned");
+    assert_eq!(
+        repaired.changes,
+        [format!(
+            "set the mode of {} to 0700 (was 0755)",
+            home.display()
+        )]
+    );
+    let output = Command::new(binary("collegium-provision"))
+        .args(["host", "--config"])
+        .arg(&h.config)
+        .output()
+        .expect("run the provisioner");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "The host already matches the configuration; nothing changed.\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
+    let h = Harness::start().await;
+    shell_deployment(&h);
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text
+        .replacen("username = \"mira\"", "username = \"ops-bot\"", 1)
+        .replacen("username = \"theo\"", "username = \"ops.bot\"", 1)
+        .replacen("grants = [\"mail\"]", "grants = [\"mail\", \"shell\"]", 1);
+    std::fs::write(&h.config, text).expect("write config");
+    let refused =
+        collegium_control::host::layout(&h.loaded(), "nobody").expect_err("two agents, one user");
+    assert_eq!(
+        refused.to_string(),
+        "agents ops-bot and ops.bot would share the OS user `cg-ops-bot`; two agents never share one (§6.1): rename one of them"
+    );
+}
