@@ -26,3 +26,4 @@ pub mod store;
 pub mod tools;
 pub mod turns;
 pub mod workers;
+pub mod workspace;

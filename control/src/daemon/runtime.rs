@@ -31,7 +31,15 @@ use crate::workers::dispatch::Worker;
 const SERVED_CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
 /// The granted tools this daemon serves itself, offered to an agent that
 /// holds them.
-const SERVED_GRANTED: &[(&str, &str)] = &[("ask", "human")];
+const SERVED_GRANTED: &[(&str, &str)] = &[
+    ("ask", "human"),
+    ("workspace", "write"),
+    ("workspace", "read"),
+    ("workspace", "list"),
+    ("workspace", "find"),
+    ("workspace", "grep"),
+    ("workspace", "stat"),
+];
 
 /// What the running agents need to stop.
 pub struct Running {
@@ -166,6 +174,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         limits: config.limits.clone(),
         timezone,
         timezone_name: config.deployment.operator_timezone.clone(),
+        workspaces_root: config.deployment.workspaces_root.clone(),
         registry: boot.registry.clone(),
         workers: boot.workers,
         signer: boot.signer,

@@ -70,6 +70,31 @@ impl Tool {
     }
 }
 
+/// A workspace tool's parameters: (name, JSON type, description, required).
+fn workspace_parameters(fields: &[(&str, &str, &str, bool)]) -> Value {
+    let properties: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|(name, kind, description, _)| {
+            let mut property = json!({"type": kind, "description": description});
+            if *kind == "integer" {
+                property["minimum"] = json!(0);
+            }
+            ((*name).to_string(), property)
+        })
+        .collect();
+    let required: Vec<&str> = fields
+        .iter()
+        .filter(|(.., required)| *required)
+        .map(|(name, ..)| *name)
+        .collect();
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": required,
+        "properties": properties,
+    })
+}
+
 fn toolset(
     namespace: &str,
     kind: ToolsetKind,
@@ -292,12 +317,47 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 }
             }),
             vec![
-                Tool::new("write", "Write a file in your workspace.").approval(),
-                Tool::read("read", "Read part of a file in your workspace."),
-                Tool::read("list", "List a directory of your workspace."),
-                Tool::read("find", "Find files in your workspace by glob."),
-                Tool::read("grep", "Search files in your workspace for a pattern."),
-                Tool::read("stat", "Describe one path in your workspace."),
+                Tool::new("write", "Write a file in your workspace.")
+                    .approval()
+                    .parameters(workspace_parameters(&[
+                        ("path", "string", "The file's path, relative to your workspace.", true),
+                        ("content", "string", "The whole content to write; an existing file is replaced.", true),
+                    ])),
+                Tool::read("read", "Read part of a file in your workspace.").parameters(
+                    workspace_parameters(&[
+                        ("path", "string", "The file's path, relative to your workspace.", true),
+                        ("offset", "integer", "The character to start from; 0 when not given.", false),
+                        ("length", "integer", "How many characters to read; 8000 when not given, at most 20000.", false),
+                    ]),
+                ),
+                Tool::read("list", "List a directory of your workspace.").parameters(
+                    workspace_parameters(&[
+                        ("path", "string", "The directory, relative to your workspace; the workspace itself when not given.", false),
+                        ("depth", "integer", "How many levels to list, 1 to 5; 1 when not given.", false),
+                    ]),
+                ),
+                Tool::read("find", "Find files in your workspace by glob.").parameters(
+                    workspace_parameters(&[(
+                        "glob",
+                        "string",
+                        "A glob over paths from the workspace's root, such as **/*.md.",
+                        true,
+                    )]),
+                ),
+                Tool::read("grep", "Search files in your workspace for a pattern.").parameters(
+                    workspace_parameters(&[
+                        ("pattern", "string", "A regular expression.", true),
+                        ("path", "string", "A file or directory to search; the whole workspace when not given.", false),
+                    ]),
+                ),
+                Tool::read("stat", "Describe one path in your workspace.").parameters(
+                    workspace_parameters(&[(
+                        "path",
+                        "string",
+                        "The path, relative to your workspace.",
+                        true,
+                    )]),
+                ),
             ],
         ),
         toolset(

@@ -269,6 +269,9 @@ pub async fn run(
         .toolset(&tool.namespace)
         .map(|t| &t.host)
     {
+        Some(Host::Daemon) if tool.namespace == "workspace" => {
+            run_workspace(scope, &call, &tool, &value, decision).await
+        }
         Some(Host::Daemon) => run_core(scope, &call, &tool, &value, views),
         Some(Host::Worker(_) | Host::Plugin) => {
             run_worker(scope, &call, &tool, &value, decision).await
@@ -361,6 +364,81 @@ fn run_core(
         summary,
         outcome,
     }
+}
+
+/// A workspace call, served here (A2): a write only on a recorded
+/// approving decision for it, the same check a worker's dispatch makes.
+async fn run_workspace(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+    decision: Option<String>,
+) -> Executed {
+    let (summary, replay_line) = crate::workspace::describe(&tool.tool, value);
+    let executed = |outcome| Executed {
+        call: call.clone(),
+        tool: Some(tool.clone()),
+        summary: summary.clone(),
+        outcome,
+    };
+    let gated = scope
+        .services
+        .registry
+        .tool(tool)
+        .is_some_and(|t| t.gate == Gate::Approval);
+    if gated && !approved(scope, decision, tool).await {
+        return executed(Outcome::Refused {
+            text: format!(
+                "The call did not run: {tool} needs a person's approval, and none is recorded."
+            ),
+            reason: "no approval recorded".into(),
+        });
+    }
+    let root = scope
+        .services
+        .workspaces_root
+        .join(&scope.seat.agent.username);
+    let caps = crate::workspace::Caps::from_settings(scope.seat.agent.settings.get("workspace"));
+    let (name, arguments) = (tool.tool.clone(), value.clone());
+    let served = tokio::task::spawn_blocking(move || {
+        crate::workspace::serve(&root, &name, &arguments, &caps)
+    })
+    .await;
+    executed(match served {
+        Ok(Ok(text)) => Outcome::Ran {
+            text,
+            replay_line,
+            content_key: None,
+            note: None,
+        },
+        Ok(Err(refusal)) => Outcome::Refused {
+            reason: "the workspace refused it".into(),
+            text: format!("The call did not run: {refusal}"),
+        },
+        Err(ended) => Outcome::Failed {
+            text: "The workspace call ended without an answer.".into(),
+            reason: ended.to_string(),
+        },
+    })
+}
+
+/// Whether `decision` is a recorded approval of `tool` (§3.7).
+async fn approved(scope: &CallScope<'_>, decision: Option<String>, tool: &ToolRef) -> bool {
+    let Some(id) = decision else {
+        return false;
+    };
+    let wanted = tool.to_string();
+    scope
+        .services
+        .store
+        .call(move |s| s.decision(&id))
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|d| {
+            d.outcome.as_deref() == Some("approved") && d.tool.as_deref() == Some(wanted.as_str())
+        })
 }
 
 async fn run_worker(

@@ -49,6 +49,8 @@ pub struct Services {
     pub limits: Limits,
     pub timezone: chrono_tz::Tz,
     pub timezone_name: String,
+    /// Where each agent's workspace is, one directory per agent (A2).
+    pub workspaces_root: std::path::PathBuf,
     pub registry: Registry,
     /// Workers by namespace.
     pub workers: BTreeMap<String, Arc<Worker>>,

@@ -117,6 +117,8 @@ resources_root = "{state}/resources"
 plugins_root = "{root}/plugins"
 runtime_dir = "{root}/run"
 audit_dir = "{root}/audit"
+workspaces_root = "{root}/workspaces"
+homes_root = "{root}/homes"
 
 [callbacks]
 bind = "127.0.0.1:{callback}"

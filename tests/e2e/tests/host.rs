@@ -10,18 +10,13 @@ use collegium_provision::host::{HostError, provision};
 use e2e::{Harness, binary};
 use nix::unistd::{User, geteuid};
 
-/// The harness's configuration with a daemon user, the agents' roots in
-/// the harness's directory, and @mira holding the shell.
+/// The harness's configuration (the agents' roots in the harness's
+/// directory) with a daemon user and @mira holding the shell.
 fn shell_deployment(h: &Harness) {
-    let root = h.dir.path();
     let text = std::fs::read_to_string(&h.config).expect("config");
     let text = text.replacen(
         "[deployment]\n",
-        &format!(
-            "[deployment]\ndaemon_user = \"nobody\"\nhomes_root = \"{}\"\nworkspaces_root = \"{}\"\n",
-            root.join("homes").display(),
-            root.join("workspaces").display()
-        ),
+        "[deployment]\ndaemon_user = \"nobody\"\n",
         1,
     );
     std::fs::write(&h.config, text).expect("write config");
