@@ -1,0 +1,145 @@
+//! The launcher (ARCHITECTURE §4, the jailer pattern): a fresh, single-
+//! threaded process the worker execs for each command. It reads its
+//! request from stdin, then, in order: puts `/dev/null` on stdin, closes
+//! every other inherited descriptor, starts a session, sets rlimits, joins
+//! the command's cgroup, drops to the agent's groups, gid and uid (from
+//! root, which clears every capability), checks that no capability is left,
+//! sets no-new-privileges and Landlock, makes the per-turn TMPDIR, and execs
+//! `bash -c -- COMMAND` with an allowlisted environment. It never changes
+//! user inside a multi-threaded process, and never runs a command it could
+//! not confine: each refusal exits with `LAUNCH_REFUSED` naming its step.
+
+use std::io::Read;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use caps::CapSet;
+use nix::sys::resource::{Resource, setrlimit};
+use nix::unistd::{Gid, Uid, setgroups, setresgid, setresuid, setsid};
+
+use crate::confine;
+use crate::request::{CLEAN_PATH, LAUNCH_REFUSED, LaunchRequest, REFUSED};
+
+/// Runs the launcher; returns only to exit with a refusal.
+pub fn main() -> std::process::ExitCode {
+    match launch() {
+        Ok(never) => match never {},
+        Err(refusal) => {
+            eprintln!("{REFUSED}{refusal}");
+            std::process::ExitCode::from(LAUNCH_REFUSED as u8)
+        }
+    }
+}
+
+fn launch() -> Result<std::convert::Infallible, String> {
+    let request = read_request()?;
+    if request.command.contains('\0') {
+        return Err("the command contains a NUL byte".into());
+    }
+    if !Uid::effective().is_root() {
+        return Err("the launcher must start as root to take the agent's user".into());
+    }
+    detach_stdin()?;
+    close_inherited()?;
+    setsid().map_err(|e| format!("setsid: {e}"))?;
+    setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(|e| format!("rlimit core: {e}"))?;
+    if let Some(cgroup) = &request.cgroup {
+        std::fs::write(cgroup.join("cgroup.procs"), "0\n")
+            .map_err(|e| format!("joining {}: {e}", cgroup.display()))?;
+    }
+    become_agent(&request)?;
+    confine::restrict(&request).map_err(|e| e.to_string())?;
+    let tmp = request.home.join(".tmp").join(&request.tmp_name);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&tmp)
+        .map_err(|e| format!("making TMPDIR {}: {e}", tmp.display()))?;
+    // std's exec resets the signal mask and SIGPIPE to their defaults.
+    let error = Command::new("/bin/bash")
+        .arg("-c")
+        .arg("--")
+        .arg(&request.command)
+        .env_clear()
+        .env("PATH", CLEAN_PATH)
+        .env("HOME", &request.home)
+        .env("TMPDIR", &tmp)
+        .env("LANG", "C.UTF-8")
+        .env("SHELL", "/bin/bash")
+        .current_dir(&request.home)
+        .exec();
+    Err(format!("exec bash: {error}"))
+}
+
+fn read_request() -> Result<LaunchRequest, String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("the request is not valid: {e}"))
+}
+
+/// The request came on stdin; the command reads `/dev/null` there.
+fn detach_stdin() -> Result<(), String> {
+    let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+    nix::unistd::dup2_stdin(&null).map_err(|e| format!("dup2 stdin: {e}"))?;
+    Ok(())
+}
+
+/// Closes every descriptor above stderr, so nothing of the worker's (its
+/// socket, its audit log, its configuration) reaches the command.
+fn close_inherited() -> Result<(), String> {
+    let open: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| format!("listing descriptors: {e}"))?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in open {
+        // The listing's own descriptor is gone by now: EBADF is fine.
+        let _ = nix::unistd::close(fd);
+    }
+    let stray = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| format!("listing descriptors: {e}"))?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|fd| *fd > 2)
+        .count();
+    // One descriptor is the listing's own directory handle.
+    if stray > 1 {
+        return Err(format!("{stray} descriptors are still open"));
+    }
+    Ok(())
+}
+
+/// Takes the agent's groups, gid and uid. The switch from root clears the
+/// permitted, effective and ambient sets; the inheritable set is cleared
+/// first, and all four are checked empty after.
+fn become_agent(request: &LaunchRequest) -> Result<(), String> {
+    for set in [CapSet::Inheritable, CapSet::Ambient] {
+        caps::clear(None, set).map_err(|e| format!("clearing {set:?}: {e}"))?;
+    }
+    let groups: Vec<Gid> = request.groups.iter().copied().map(Gid::from_raw).collect();
+    setgroups(&groups).map_err(|e| format!("setgroups: {e}"))?;
+    let (gid, uid) = (Gid::from_raw(request.gid), Uid::from_raw(request.uid));
+    setresgid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
+    setresuid(uid, uid, uid).map_err(|e| format!("setresuid: {e}"))?;
+    if uid.is_root() || Uid::effective().is_root() {
+        return Err("an agent's command never runs as root".into());
+    }
+    for set in [
+        CapSet::Inheritable,
+        CapSet::Permitted,
+        CapSet::Effective,
+        CapSet::Ambient,
+    ] {
+        let left = caps::read(None, set).map_err(|e| format!("reading {set:?}: {e}"))?;
+        if !left.is_empty() {
+            return Err(format!(
+                "capabilities left in {set:?} after the switch: {left:?}"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! The shell worker (ARCHITECTURE §4, spec §A2, §3.4, §6.1): `shell::run`
+//! executes each approved command as the agent's own OS user, confined by
+//! the kernel rather than by this code.
+
+pub mod confine;
+pub mod launch;
+pub mod request;
+pub mod run;

@@ -1,0 +1,230 @@
+//! Running one command (§3.4, §7.1): the launcher is spawned from the
+//! worker's own executable, handed the request on stdin, and its output
+//! captured into bounded buffers. At the deadline the process group gets
+//! SIGINT, SIGTERM and SIGKILL in turn (CAP_KILL crosses the uid), and the
+//! command's cgroup is killed whole, which reaches what double-forked out of
+//! the group. A command's cgroup is killed when it ends as well: nothing an
+//! agent starts outlives its command.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use crate::request::{LAUNCH_REFUSED, LaunchRequest, REFUSED};
+
+/// How much of each stream the result shows.
+pub const SHOWN: usize = 8 * 1024;
+/// How much of each stream is captured whole (for the workspace copy).
+pub const CAPTURED: usize = 1024 * 1024;
+/// How long output may keep arriving after the command exited.
+const DRAIN: Duration = Duration::from_millis(500);
+/// The pause between the deadline's signals.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// One stream's output: what was captured, and how much there was.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capture {
+    pub bytes: Vec<u8>,
+    pub total: u64,
+}
+
+impl Capture {
+    /// What did not fit the capture.
+    pub fn dropped(&self) -> u64 {
+        self.total - self.bytes.len() as u64
+    }
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited with this status (a signal's number plus 128).
+    Exited(i32),
+    /// It passed its deadline and was killed: whether it completed what it
+    /// set out to do cannot be confirmed (§7.1).
+    Killed,
+    /// The launcher refused before the command ran.
+    Refused(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub ending: Ending,
+    pub stdout: Capture,
+    pub stderr: Capture,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the launcher could not be started: {0}")]
+    Spawn(std::io::Error),
+    #[error("the command's cgroup: {0}")]
+    Cgroup(std::io::Error),
+}
+
+/// A per-command cgroup under `root` (a directory of a cgroup v2
+/// hierarchy the worker may write), removed when dropped.
+pub struct CommandCgroup {
+    path: PathBuf,
+}
+
+impl CommandCgroup {
+    pub fn create(root: &Path, name: &str) -> Result<Self, RunError> {
+        let path = root.join(name);
+        std::fs::create_dir(&path).map_err(RunError::Cgroup)?;
+        Ok(Self { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Kills every process in it, however it got there.
+    pub fn kill(&self) {
+        let _ = std::fs::write(self.path.join("cgroup.kill"), "1\n");
+    }
+}
+
+impl Drop for CommandCgroup {
+    fn drop(&mut self) {
+        self.kill();
+        // The kernel empties a killed cgroup asynchronously.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.path).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Runs `request` through the launcher at `launcher` (this executable),
+/// for at most `deadline`.
+pub async fn run(
+    launcher: &Path,
+    request: &LaunchRequest,
+    cgroup: Option<&CommandCgroup>,
+    deadline: Duration,
+) -> Result<Finished, RunError> {
+    let mut child = Command::new(launcher)
+        .arg("launch")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(RunError::Spawn)?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = serde_json::to_vec(request).unwrap_or_default();
+        // A launcher that died early closes its stdin; its exit says why.
+        let _ = stdin.write_all(&text).await;
+    }
+    let stdout = capture(child.stdout.take());
+    let stderr = capture(child.stderr.take());
+    let ended = tokio::time::timeout(deadline, child.wait()).await;
+    let ending = match ended {
+        Ok(Ok(status)) => Ending::Exited(
+            status
+                .code()
+                .or_else(|| std::os::unix::process::ExitStatusExt::signal(&status).map(|s| 128 + s))
+                .unwrap_or(-1),
+        ),
+        Ok(Err(_)) | Err(_) => {
+            stop(pid, cgroup).await;
+            let _ = child.wait().await;
+            Ending::Killed
+        }
+    };
+    // Output may still come from what the command left running: a moment,
+    // then whatever is left in its cgroup is killed.
+    tokio::time::sleep(DRAIN.min(deadline)).await;
+    if let Some(cgroup) = cgroup {
+        cgroup.kill();
+    } else if let Some(pid) = pid {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    let stdout = finish(stdout).await;
+    let stderr = finish(stderr).await;
+    let ending = match ending {
+        Ending::Exited(LAUNCH_REFUSED) => {
+            let text = String::from_utf8_lossy(&stderr.bytes);
+            match text.lines().find_map(|l| l.strip_prefix(REFUSED)) {
+                Some(reason) => Ending::Refused(reason.to_string()),
+                None => Ending::Exited(LAUNCH_REFUSED),
+            }
+        }
+        other => other,
+    };
+    Ok(Finished {
+        ending,
+        stdout,
+        stderr,
+    })
+}
+
+/// SIGINT, SIGTERM, then SIGKILL to the command's process group, a grace
+/// between each; then the cgroup, for what left the group.
+async fn stop(pid: Option<i32>, cgroup: Option<&CommandCgroup>) {
+    if let Some(pid) = pid {
+        for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL] {
+            if killpg(Pid::from_raw(pid), signal).is_err() {
+                break;
+            }
+            tokio::time::sleep(GRACE).await;
+        }
+    }
+    if let Some(cgroup) = cgroup {
+        cgroup.kill();
+    }
+}
+
+type Shared = std::sync::Arc<std::sync::Mutex<Capture>>;
+
+/// Reads a stream into a bounded capture another task can take at any
+/// moment.
+fn capture(
+    stream: Option<impl AsyncRead + Unpin + Send + 'static>,
+) -> (Shared, tokio::task::JoinHandle<()>) {
+    let shared = Shared::default();
+    let sink = shared.clone();
+    let reading = tokio::spawn(async move {
+        let Some(mut stream) = stream else {
+            return;
+        };
+        let mut buffer = [0u8; 16 * 1024];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let mut captured = sink
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    captured.total += n as u64;
+                    let room = CAPTURED.saturating_sub(captured.bytes.len());
+                    captured.bytes.extend_from_slice(&buffer[..n.min(room)]);
+                }
+            }
+        }
+    });
+    (shared, reading)
+}
+
+/// What was captured: the stream read to its end, or, where something the
+/// command left still holds it open, what had arrived after a moment.
+async fn finish((shared, reading): (Shared, tokio::task::JoinHandle<()>)) -> Capture {
+    let abort = reading.abort_handle();
+    if tokio::time::timeout(DRAIN, reading).await.is_err() {
+        abort.abort();
+    }
+    std::mem::take(
+        &mut *shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+}

@@ -1,0 +1,438 @@
+//! The confinement matrix (A2, §6.1), against the real launcher with real
+//! OS users, owners and modes. Every escape attempt is refused; everyday
+//! commands work; the command's bytes reach bash unchanged; output floods
+//! are bounded; a deadline kills what double-forked. CI runs as root; as
+//! anyone else the launcher refuses, and that refusal is what is checked.
+
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use collegium_worker_shell::request::LaunchRequest;
+use collegium_worker_shell::run::{CommandCgroup, Ending, Finished, run};
+use nix::unistd::{Group, User, geteuid};
+
+const AGENT: &str = "cg-shelltest-a";
+const OTHER: &str = "cg-shelltest-b";
+
+/// The host as the provisioner would leave it, made once per test binary.
+struct Host {
+    root: PathBuf,
+    agent: User,
+    other: User,
+}
+
+impl Host {
+    fn home(&self, user: &str) -> PathBuf {
+        self.root.join("homes").join(user)
+    }
+    fn workspace(&self) -> PathBuf {
+        self.root.join("workspaces").join(AGENT)
+    }
+}
+
+fn ensure_user(name: &str) -> User {
+    if let Some(user) = User::from_name(name).expect("lookup") {
+        return user;
+    }
+    let made = Command::new("useradd")
+        .args(["--system", "--user-group", "--no-create-home"])
+        .args(["--shell", "/usr/sbin/nologin", name])
+        .status()
+        .expect("useradd");
+    // Another test binary may have made it meanwhile.
+    User::from_name(name)
+        .expect("lookup")
+        .unwrap_or_else(|| panic!("useradd {name}: {made}"))
+}
+
+fn dir(path: &Path, uid: u32, gid: u32, mode: u32) {
+    std::fs::create_dir_all(path).expect("mkdir");
+    chown(path, Some(uid), Some(gid)).expect("chown");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn file(path: &Path, text: &str, uid: u32, gid: u32, mode: u32) {
+    std::fs::write(path, text).expect("write");
+    chown(path, Some(uid), Some(gid)).expect("chown");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn host() -> &'static Host {
+    static HOST: OnceLock<Host> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let agent = ensure_user(AGENT);
+        let other = ensure_user(OTHER);
+        let root = std::env::temp_dir().join(format!("collegium-shell-{}", std::process::id()));
+        dir(&root, 0, 0, 0o755);
+        dir(&root.join("framework"), 0, 0, 0o750);
+        file(
+            &root.join("framework/collegium.toml"),
+            "secret = 1\n",
+            0,
+            0,
+            0o640,
+        );
+        dir(&root.join("state"), 0, 0, 0o700);
+        file(&root.join("state/collegium.db"), "store", 0, 0, 0o600);
+        file(&root.join("state/collegium.db-wal"), "wal", 0, 0, 0o600);
+        dir(&root.join("homes"), 0, 0, 0o755);
+        dir(&root.join("workspaces"), 0, 0, 0o755);
+        let (a, b) = (&agent, &other);
+        dir(
+            &root.join("homes").join(AGENT),
+            a.uid.as_raw(),
+            a.gid.as_raw(),
+            0o700,
+        );
+        dir(
+            &root.join("homes").join(OTHER),
+            b.uid.as_raw(),
+            b.gid.as_raw(),
+            0o700,
+        );
+        file(
+            &root.join("homes").join(OTHER).join("secret"),
+            "b's",
+            b.uid.as_raw(),
+            b.gid.as_raw(),
+            0o600,
+        );
+        let workspace = root.join("workspaces").join(AGENT);
+        dir(&workspace, 0, a.gid.as_raw(), 0o2750);
+        file(
+            &workspace.join("report.txt"),
+            "from the daemon\n",
+            0,
+            a.gid.as_raw(),
+            0o640,
+        );
+        // A set-user-ID copy of `id` the agent may run: under
+        // no-new-privileges it must not make it root.
+        let suid = root.join("homes").join(AGENT).join("suid-id");
+        std::fs::copy("/usr/bin/id", &suid).expect("copy id");
+        chown(&suid, Some(0), Some(0)).expect("chown");
+        std::fs::set_permissions(&suid, std::fs::Permissions::from_mode(0o4755)).expect("chmod");
+        Host { root, agent, other }
+    })
+}
+
+fn request(command: &str) -> LaunchRequest {
+    let host = host();
+    LaunchRequest {
+        uid: host.agent.uid.as_raw(),
+        gid: host.agent.gid.as_raw(),
+        groups: vec![host.agent.gid.as_raw()],
+        home: host.home(AGENT),
+        workspace: Some(host.workspace()),
+        command: command.to_string(),
+        tmp_name: "turn-1".into(),
+        cgroup: None,
+        landlock_floor: 1,
+    }
+}
+
+fn launcher() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_collegium-worker-shell"))
+}
+
+async fn sh(command: &str) -> Finished {
+    run(
+        &launcher(),
+        &request(command),
+        None,
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("ran")
+}
+
+fn out(finished: &Finished) -> String {
+    String::from_utf8_lossy(&finished.stdout.bytes).into_owned()
+}
+
+fn err(finished: &Finished) -> String {
+    String::from_utf8_lossy(&finished.stderr.bytes).into_owned()
+}
+
+/// Runs `command`, which must fail; what it said.
+async fn refused(command: &str) -> String {
+    let finished = sh(command).await;
+    assert!(
+        matches!(finished.ending, Ending::Exited(code) if code != 0),
+        "`{command}` should have been refused: {:?} out {} err {}",
+        finished.ending,
+        out(&finished),
+        err(&finished)
+    );
+    err(&finished)
+}
+
+fn root_only() -> bool {
+    geteuid().is_root()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a2_as_anyone_but_root_the_launcher_refuses_to_run() {
+    if root_only() {
+        return;
+    }
+    let finished = run(&launcher(), &request("id"), None, Duration::from_secs(10))
+        .await
+        .expect("ran");
+    assert!(
+        matches!(&finished.ending, Ending::Refused(r) if r.contains("must start as root")),
+        "{:?}",
+        finished.ending
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_inside_the_shell_no_capability_is_left_and_no_new_privileges_is_set() {
+    if !root_only() {
+        return;
+    }
+    let status = out(&sh("cat /proc/self/status").await);
+    for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        assert!(
+            status.contains(&format!("{set}:\t0000000000000000")),
+            "{set}: {status}"
+        );
+    }
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    let ids = out(&sh("id -u; id -g; id -G").await);
+    let host = host();
+    assert_eq!(
+        ids,
+        format!(
+            "{0}\n{1}\n{1}\n",
+            host.agent.uid.as_raw(),
+            host.agent.gid.as_raw()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_every_escape_is_refused() {
+    if !root_only() {
+        return;
+    }
+    let host = host();
+    let root = host.root.display();
+    let other = host.home(OTHER);
+    let other = other.display();
+    let workspace = host.workspace();
+    let workspace = workspace.display();
+    // The framework's tree, its configuration, the store and its WAL.
+    refused(&format!("cat {root}/framework/collegium.toml")).await;
+    refused(&format!("ls {root}/framework")).await;
+    refused(&format!("cat {root}/state/collegium.db")).await;
+    refused(&format!("cat {root}/state/collegium.db-wal")).await;
+    // Another agent's home.
+    refused(&format!("ls {other}")).await;
+    refused(&format!("cat {other}/secret")).await;
+    refused(&format!("cat ~/../{OTHER}/secret")).await;
+    // Its own workspace is read-only.
+    assert_eq!(
+        out(&sh(&format!("cat {workspace}/report.txt")).await),
+        "from the daemon\n"
+    );
+    refused(&format!("echo x > {workspace}/new.txt")).await;
+    refused(&format!("rm -f {workspace}/report.txt")).await;
+    refused(&format!("mkdir {workspace}/d")).await;
+    // Nothing outside its home is writable.
+    refused("touch /tmp/collegium-escape-$$").await;
+    refused("touch /var/tmp/collegium-escape-$$").await;
+    refused(&format!("touch {root}/escape")).await;
+    // Symbolic links and `..` lead nowhere new.
+    refused(&format!(
+        "ln -sf {root}/state/collegium.db ~/db && cat ~/db"
+    ))
+    .await;
+    refused(&format!("cat {workspace}/../../state/collegium.db")).await;
+    // /proc leaks nothing: no inherited descriptor, no other root.
+    let fds = out(&sh("ls /proc/self/fd").await);
+    assert_eq!(
+        fds.split_whitespace().count(),
+        4,
+        "0, 1, 2 and ls's own: {fds}"
+    );
+    refused("cat /proc/1/root/etc/shadow").await;
+    refused("cat /proc/1/environ").await;
+    // A set-user-ID binary gives nothing under no-new-privileges.
+    assert_eq!(
+        out(&sh("~/suid-id -u").await).trim(),
+        host.agent.uid.as_raw().to_string()
+    );
+    refused("su -c id root </dev/null").await;
+    // Another user's process can be neither signalled nor traced.
+    let mut sleeper = Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("a root process");
+    let pid = sleeper.id();
+    refused(&format!("kill -0 {pid}")).await;
+    refused(&format!("cat /proc/{pid}/mem")).await;
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    // A user namespace grants nothing the agent could not already reach.
+    refused(&format!("unshare -U -r cat {root}/state/collegium.db")).await;
+    refused(&format!("unshare -U -r touch {workspace}/ns")).await;
+    assert!(!host.workspace().join("new.txt").exists());
+    assert!(!host.workspace().join("ns").exists());
+    assert!(!host.root.join("escape").exists());
+    let _ = &host.other;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_everyday_commands_work_as_the_agent() {
+    if !root_only() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let accepted = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut stream, _) = listener.accept().expect("accept");
+        let mut said = String::new();
+        stream.read_to_string(&mut said).expect("read");
+        said
+    });
+    let finished = sh(&format!(
+        "set -e
+         echo one two | tr a-z A-Z
+         ls /nonexistent 2>/dev/null || echo quiet
+         echo \"today $(echo is) fine\"
+         cat <(echo substituted)
+         t=$(mktemp); echo temp > \"$t\"; cat \"$t\"; case \"$t\" in \"$HOME\"/.tmp/turn-1/*) echo in-home;; esac
+         cd ~ && git init -q repo && test -d repo/.git && echo git
+         python3 -c 'print(6*7)'
+         exec 3<>/dev/tcp/127.0.0.1/{port}; echo hello over tcp >&3; exec 3>&-
+         echo \"$PATH\""
+    ))
+    .await;
+    assert_eq!(finished.ending, Ending::Exited(0), "{}", err(&finished));
+    assert_eq!(
+        out(&finished),
+        "ONE TWO\nquiet\ntoday is fine\nsubstituted\ntemp\nin-home\ngit\n42\n/usr/local/bin:/usr/bin:/bin\n"
+    );
+    assert_eq!(accepted.join().expect("server"), "hello over tcp\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_the_commands_bytes_reach_bash_unchanged() {
+    if !root_only() {
+        return;
+    }
+    let command = "cat <<'END'\n'single' \"double\" $HOME `date` \\n \\\\ ;|&\nEND";
+    assert_eq!(
+        out(&sh(command).await),
+        "'single' \"double\" $HOME `date` \\n \\\\ ;|&\n"
+    );
+    let dashed = sh("-x").await;
+    assert!(
+        err(&dashed).contains("-x: command not found")
+            || err(&dashed).contains("-x: invalid option"),
+        "a leading dash is the command, not an option: {}",
+        err(&dashed)
+    );
+    let nul = run(
+        &launcher(),
+        &request("echo a\0b"),
+        None,
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("ran");
+    assert!(
+        matches!(&nul.ending, Ending::Refused(r) if r.contains("NUL")),
+        "{:?}",
+        nul.ending
+    );
+    let environment = out(&sh("env | sort").await);
+    let names: Vec<&str> = environment
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .filter(|n| !["PWD", "SHLVL", "_", "OLDPWD"].contains(n))
+        .collect();
+    assert_eq!(
+        names,
+        ["HOME", "LANG", "PATH", "SHELL", "TMPDIR"],
+        "{environment}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_an_output_flood_is_bounded_and_counted() {
+    if !root_only() {
+        return;
+    }
+    let finished = sh("head -c 5000000 /dev/zero | tr '\\0' x; echo done >&2").await;
+    assert_eq!(finished.ending, Ending::Exited(0));
+    assert_eq!(finished.stdout.total, 5_000_000);
+    assert_eq!(
+        finished.stdout.bytes.len(),
+        collegium_worker_shell::run::CAPTURED
+    );
+    assert_eq!(
+        finished.stdout.dropped(),
+        5_000_000 - collegium_worker_shell::run::CAPTURED as u64
+    );
+    assert_eq!(err(&finished), "done\n");
+}
+
+/// A directory of a cgroup v2 hierarchy the test may use: the host's own
+/// where it runs v2, else one mounted for the purpose.
+fn cgroup_root() -> PathBuf {
+    let unified = PathBuf::from("/sys/fs/cgroup/unified");
+    for candidate in [PathBuf::from("/sys/fs/cgroup"), unified.clone()] {
+        if candidate.join("cgroup.controllers").exists() {
+            let ours = candidate.join("collegium-test");
+            let _ = std::fs::create_dir(&ours);
+            return ours;
+        }
+    }
+    std::fs::create_dir_all(&unified).expect("mount point");
+    let mounted = Command::new("mount")
+        .args(["-t", "cgroup2", "none"])
+        .arg(&unified)
+        .status()
+        .expect("mount");
+    assert!(mounted.success(), "mounting a cgroup v2 hierarchy");
+    let ours = unified.join("collegium-test");
+    let _ = std::fs::create_dir(&ours);
+    ours
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_deadline_kills_the_command_and_what_double_forked_from_it() {
+    if !root_only() {
+        return;
+    }
+    let marker = format!("collegium-grandchild-{}", std::process::id());
+    let cgroup = CommandCgroup::create(&cgroup_root(), &marker).expect("cgroup");
+    let mut request = request(&format!(
+        "(setsid bash -c 'exec -a {marker} sleep 300' &) ; sleep 300"
+    ));
+    request.cgroup = Some(cgroup.path().to_path_buf());
+    let started = std::time::Instant::now();
+    let finished = run(&launcher(), &request, Some(&cgroup), Duration::from_secs(1))
+        .await
+        .expect("ran");
+    assert_eq!(finished.ending, Ending::Killed);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let survivors = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .expect("pgrep");
+    assert!(
+        survivors.stdout.is_empty(),
+        "a double-forked grandchild survived: {}",
+        String::from_utf8_lossy(&survivors.stdout)
+    );
+    drop(cgroup);
+    let _ = Group::from_name(AGENT);
+}
