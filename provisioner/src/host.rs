@@ -116,8 +116,11 @@ fn converge_framework(
         mode: 0o755,
     };
     converge_dir(&layout.state_dir, &own(0o700), outcome)?;
-    converge_dir(&layout.runtime_dir, &own(0o750), outcome)?;
-    converge_dir(&layout.audit_dir, &own(0o750), outcome)?;
+    // Passable, not listable: each worker's own directory inside is what
+    // gates its socket and its log, and a root worker holds no
+    // CAP_DAC_OVERRIDE to pass a closed one (ARCHITECTURE §4).
+    converge_dir(&layout.runtime_dir, &own(0o711), outcome)?;
+    converge_dir(&layout.audit_dir, &own(0o711), outcome)?;
     converge_dir(&layout.config_dir, &root_group(0o750), outcome)?;
     converge_dir(&layout.plugins_root, &root_group(0o750), outcome)?;
     converge_dir(&layout.homes_root, &open, outcome)?;

@@ -63,8 +63,16 @@ impl Admission {
         }
     }
 
-    /// Takes the boot's key from a handshake.
+    /// Refuses a daemon speaking another protocol version, and takes the
+    /// boot's key from a handshake.
     pub fn handshake(&self, request: &DescribeRequest) -> Result<(), Status> {
+        if request.protocol_version != collegium_proto::PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} is not this worker's {}",
+                request.protocol_version,
+                collegium_proto::PROTOCOL_VERSION
+            )));
+        }
         lock(&self.verifier)?
             .accept_key(&request.boot_id, &request.grant_public_key)
             .map_err(|reason| Status::invalid_argument(format!("grant_public_key: {reason}")))

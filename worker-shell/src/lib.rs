@@ -4,5 +4,7 @@
 
 pub mod confine;
 pub mod launch;
+pub mod output;
 pub mod request;
 pub mod run;
+pub mod service;

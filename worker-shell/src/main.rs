@@ -1,14 +1,235 @@
-//! `collegium-worker-shell launch`: the launcher, exec'd by the worker for
-//! each command (ARCHITECTURE §4). It reads its request on stdin.
+//! `collegium-worker-shell serve --config FILE`: the shell worker
+//! (ARCHITECTURE §4). It runs as root; before its runtime starts it sets up
+//! its socket and audit directories, reduces every capability set to
+//! CAP_SETUID, CAP_SETGID and CAP_KILL (what systemd's
+//! `CapabilityBoundingSet` gives it; it drops the rest itself when started
+//! by hand) and sets no-new-privileges, then serves `shell::run`. It prints
+//! `ready` once its socket accepts connections and stops on SIGTERM.
+//!
+//! `collegium-worker-shell launch` is the launcher it execs per command.
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use caps::{CapSet, Capability};
+use clap::{Parser, Subcommand};
+use collegium_worker_kit::admission::Admission;
+use collegium_worker_kit::audit::AuditLog;
+use collegium_worker_kit::grant::GrantVerifier;
+use collegium_worker_kit::serve::{PeerPolicy, serve};
+use collegium_worker_shell::confine;
+use collegium_worker_shell::service::{AgentUser, NAMESPACE, ShellWorker};
+use nix::unistd::User;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Parser)]
+#[command(
+    name = "collegium-worker-shell",
+    about = "shell::run, as each agent's own OS user"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve `shell::run` for the agents of a configuration.
+    Serve {
+        /// The deployment's configuration file.
+        #[arg(long)]
+        config: PathBuf,
+        /// A directory of a cgroup v2 hierarchy for per-command cgroups;
+        /// without one, a deadline reaches the command's process group only.
+        #[arg(long)]
+        cgroup_root: Option<PathBuf>,
+        /// The lowest Landlock ABI the shell runs under.
+        #[arg(long, default_value_t = 3)]
+        landlock_floor: u8,
+        /// A uid allowed to connect; the daemon's user when not given.
+        #[arg(long = "allow-uid")]
+        allow_uids: Vec<u32>,
+    },
+    /// The per-command launcher; reads its request on stdin.
+    Launch,
+}
 
 fn main() -> ExitCode {
-    match std::env::args().nth(1).as_deref() {
-        Some("launch") => collegium_worker_shell::launch::main(),
-        _ => {
-            eprintln!("usage: collegium-worker-shell launch < REQUEST");
-            ExitCode::from(2)
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Launch => collegium_worker_shell::launch::main(),
+        Command::Serve {
+            config,
+            cgroup_root,
+            landlock_floor,
+            allow_uids,
+        } => match start(&config, cgroup_root, landlock_floor, allow_uids) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("collegium-worker-shell: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// What the worker serves with, set up while it still may.
+struct Setup {
+    worker: ShellWorker,
+    socket: PathBuf,
+    allowed: BTreeSet<u32>,
+}
+
+fn start(
+    config: &std::path::Path,
+    cgroup_root: Option<PathBuf>,
+    landlock_floor: u8,
+    allow_uids: Vec<u32>,
+) -> anyhow::Result<()> {
+    let setup = set_up(config, cgroup_root, landlock_floor, allow_uids)?;
+    reduce_capabilities()?;
+    collegium_worker_kit::sandbox::forbid_new_privileges()?;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve_until_stopped(setup))
+}
+
+fn set_up(
+    config: &std::path::Path,
+    cgroup_root: Option<PathBuf>,
+    landlock_floor: u8,
+    allow_uids: Vec<u32>,
+) -> anyhow::Result<Setup> {
+    if !nix::unistd::geteuid().is_root() {
+        bail!("the shell worker runs as root, to run each command as its agent's user");
+    }
+    let landlock_abi = confine::kernel_abi();
+    if landlock_abi < landlock_floor {
+        bail!(
+            "this kernel's Landlock ABI is {landlock_abi}, below the floor {landlock_floor}: the shell does not run unconfined"
+        );
+    }
+    let loaded =
+        collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
+    let layout = collegium_control::host::layout(&loaded, "collegium")?;
+    let mut agents = BTreeMap::new();
+    for place in &layout.agents {
+        let (Some(name), Some(home)) = (&place.os_user, &place.home) else {
+            continue;
+        };
+        let user = User::from_name(name)?.with_context(|| {
+            format!(
+                "agent {}: its OS user {name} does not exist; run collegium-provision host",
+                place.agent
+            )
+        })?;
+        agents.insert(
+            place.agent.clone(),
+            AgentUser {
+                uid: user.uid.as_raw(),
+                gid: user.gid.as_raw(),
+                home: home.clone(),
+                workspace: place.workspace.clone(),
+            },
+        );
+    }
+    let daemon = User::from_name(&layout.daemon_user)?;
+    let allowed: BTreeSet<u32> = if allow_uids.is_empty() {
+        daemon.iter().map(|u| u.uid.as_raw()).collect()
+    } else {
+        allow_uids.into_iter().collect()
+    };
+    if allowed.is_empty() {
+        bail!(
+            "the daemon's user {} does not exist: name the uid allowed to connect with --allow-uid",
+            layout.daemon_user
+        );
+    }
+    // The socket's directory lets the daemon's group through and no one
+    // else; the socket inside may then be open to whoever reaches it.
+    let socket_dir = layout.runtime_dir.join(NAMESPACE);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o750)
+        .create(&socket_dir)?;
+    let group = daemon.as_ref().map(|u| u.gid.as_raw());
+    std::os::unix::fs::chown(&socket_dir, Some(0), group)?;
+    std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o750))?;
+    let audit_dir = layout.audit_dir.join(NAMESPACE);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&audit_dir)?;
+    let log = AuditLog::open(
+        &audit_dir.join(format!("{NAMESPACE}.audit.jsonl")),
+        NAMESPACE,
+    )?;
+    let served: BTreeSet<String> = ["run".to_string()].into();
+    let admission = Admission::new(
+        NAMESPACE,
+        GrantVerifier::new(NAMESPACE, served.clone(), served),
+        log,
+    );
+    Ok(Setup {
+        worker: ShellWorker {
+            admission: Arc::new(admission),
+            agents,
+            launcher: std::env::current_exe()?,
+            cgroup_root,
+            landlock_floor,
+            landlock_abi,
+        },
+        socket: socket_dir.join("toolset.sock"),
+        allowed,
+    })
+}
+
+/// Every capability set of this (still single-threaded) process reduced to
+/// what running a command as another user takes; the threads the runtime
+/// starts inherit it.
+fn reduce_capabilities() -> anyhow::Result<()> {
+    let kept: HashSet<Capability> = [
+        Capability::CAP_SETUID,
+        Capability::CAP_SETGID,
+        Capability::CAP_KILL,
+    ]
+    .into();
+    for capability in caps::all() {
+        if !kept.contains(&capability) && caps::has_cap(None, CapSet::Bounding, capability)? {
+            caps::drop(None, CapSet::Bounding, capability)?;
         }
     }
+    caps::clear(None, CapSet::Inheritable)?;
+    caps::clear(None, CapSet::Ambient)?;
+    caps::set(None, CapSet::Effective, &kept)?;
+    caps::set(None, CapSet::Permitted, &kept)?;
+    Ok(())
+}
+
+async fn serve_until_stopped(setup: Setup) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let policy = PeerPolicy {
+        allowed_uids: setup.allowed,
+    };
+    // The directory gates who reaches the socket (see `set_up`).
+    let serving = serve(&setup.socket, 0o666, policy, setup.worker).await?;
+    println!("ready");
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    serving.shutdown().await?;
+    Ok(())
 }

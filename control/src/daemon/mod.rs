@@ -60,6 +60,10 @@ pub enum DaemonError {
     RespondToAllShared(String),
     #[error("boot refused: {0}")]
     Plugin(#[from] crate::workers::plugins::PluginError),
+    #[error(
+        "boot refused: {0}. An agent holds shell::run: start collegium-worker-shell (as root) before the daemon"
+    )]
+    FrameworkWorker(#[from] crate::workers::dispatch::WorkerError),
     #[error("boot refused: {0}")]
     Callbacks(String),
     #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]
@@ -112,11 +116,14 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         );
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
         let (previous, started) = record_start(&store, &boot_id).await?;
-        let workers = toolsets
+        let mut workers: std::collections::BTreeMap<_, _> = toolsets
             .running
             .iter()
             .map(|t| (t.declaration.namespace.clone(), t.worker.clone()))
             .collect();
+        workers.extend(
+            crate::workers::framework::connect(&loaded, &toolsets.registry, &signer).await?,
+        );
         let agents = runtime::start(runtime::Boot {
             loaded: &loaded,
             credentials: &credentials,

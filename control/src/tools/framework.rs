@@ -377,7 +377,18 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                     }
                 }
             }),
-            vec![Tool::new("run", "Run one command as your own OS user.").approval()],
+            vec![
+                Tool::new("run", "Run one command as your own OS user.")
+                    .approval()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["command"],
+                        "properties": {
+                            "command": {"type": "string", "description": "The command, run by bash -c in your home directory."}
+                        }
+                    })),
+            ],
         ),
         toolset(
             "web",

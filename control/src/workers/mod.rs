@@ -4,5 +4,6 @@ pub mod audit;
 pub mod capabilities;
 pub mod declarations;
 pub mod dispatch;
+pub mod framework;
 pub mod handshake;
 pub mod plugins;

@@ -92,12 +92,6 @@ impl Toolset for Fixture {
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
         let request = request.into_inner();
-        if request.protocol_version != PROTOCOL_VERSION {
-            return Err(Status::failed_precondition(format!(
-                "protocol version {} is not this worker's {PROTOCOL_VERSION}",
-                request.protocol_version
-            )));
-        }
         self.admission.handshake(&request)?;
         let sandbox = sandbox::observe(None).map_err(|e| Status::internal(e.to_string()))?;
         Ok(Response::new(DescribeResponse {

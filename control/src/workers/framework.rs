@@ -1,0 +1,60 @@
+//! The framework's own workers (ARCHITECTURE §4): processes the operator
+//! starts (systemd units, each under its own user), which the daemon only
+//! connects to. Each is held to the sandbox its class needs; a worker an
+//! agent's grants need that is missing or weaker refuses boot, naming it.
+//! The shell worker is the one built so far.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use collegium_worker_kit::grant::GrantSigner;
+
+use super::capabilities::{CAP_KILL, CAP_SETGID, CAP_SETUID};
+use super::dispatch::{Worker, WorkerError, WorkerSpec};
+use super::handshake::SandboxExpectation;
+use crate::config::LoadedConfig;
+use crate::tools::{Host, Registry, ToolRef};
+
+/// The socket a framework worker serves, under the runtime directory.
+pub fn socket(loaded: &LoadedConfig, namespace: &str) -> std::path::PathBuf {
+    loaded
+        .config
+        .deployment
+        .runtime_dir
+        .join(namespace)
+        .join("toolset.sock")
+}
+
+/// Connects to every framework worker some agent's grants need.
+pub async fn connect(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+    signer: &GrantSigner,
+) -> Result<BTreeMap<String, Arc<Worker>>, WorkerError> {
+    let mut workers = BTreeMap::new();
+    let shell = ToolRef::new("shell", "run");
+    let needs_shell = loaded.agents.iter().any(|a| a.holds(&shell));
+    let Some(declaration) = registry.toolset("shell") else {
+        return Ok(workers);
+    };
+    if !needs_shell || !matches!(declaration.host, Host::Worker(_)) {
+        return Ok(workers);
+    }
+    // Root with only what running a command as another user takes, no new
+    // privileges, and Landlock confining what it runs.
+    let spec = WorkerSpec {
+        socket: socket(loaded, "shell"),
+        served_by: Some(0),
+        declaration: declaration.clone(),
+        sandbox: SandboxExpectation {
+            uid: 0,
+            gid: 0,
+            allowed_capabilities: CAP_SETUID | CAP_SETGID | CAP_KILL,
+            landlock_floor: Some(1),
+        },
+    };
+    let worker = Worker::connect(&spec, signer).await?;
+    tracing::info!(worker = "shell", "framework worker ready");
+    workers.insert("shell".to_string(), Arc::new(worker));
+    Ok(workers)
+}

@@ -1,0 +1,133 @@
+//! `shell::run` end to end (A2, §3.4, §6.1): the shell worker started as
+//! root beside the daemon, the host provisioned, and an agent's approved
+//! command run as its own OS user, reading by its path a file the daemon
+//! wrote into its workspace, and unable to write there. CI runs as root;
+//! as anyone else the worker refuses to start, and that is what is checked.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use e2e::people::now_ms;
+use e2e::scenario::{calls, reply, square_with, tool_results, turn_requests};
+use e2e::{Harness, binary};
+use serde_json::json;
+
+/// The shell worker, stopped when dropped.
+struct ShellWorker(Child);
+
+impl Drop for ShellWorker {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).unwrap_or(0)),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.0.wait();
+    }
+}
+
+fn start_worker(h: &Harness) -> Result<ShellWorker, String> {
+    let mut child = Command::new(binary("collegium-worker-shell"))
+        .args([
+            "serve",
+            "--allow-uid",
+            "0",
+            "--landlock-floor",
+            "1",
+            "--config",
+        ])
+        .arg(&h.config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the shell worker");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut first = String::new();
+    let _ = BufReader::new(stdout).read_line(&mut first);
+    if first.trim() == "ready" {
+        return Ok(ShellWorker(child));
+    }
+    let output = child.wait_with_output().expect("wait");
+    Err(String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The harness's deployment with @mira holding the shell, its home and
+/// workspace under a directory agents may pass through.
+fn shell_deployment(h: &Harness) -> std::path::PathBuf {
+    let roots = std::env::temp_dir().join(format!("collegium-shell-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&roots).expect("roots");
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let here = h.dir.path().display().to_string();
+    let text = text
+        .replacen(
+            &format!("workspaces_root = \"{here}/workspaces\""),
+            &format!("workspaces_root = \"{}/workspaces\"", roots.display()),
+            1,
+        )
+        .replacen(
+            &format!("homes_root = \"{here}/homes\""),
+            &format!("homes_root = \"{}/homes\"", roots.display()),
+            1,
+        )
+        .replacen(
+            "[deployment]\n",
+            "[deployment]\ndaemon_user = \"nobody\"\n",
+            1,
+        );
+    std::fs::write(&h.config, text).expect("write config");
+    h.grant_mira(&["workspace", "shell"]);
+    roots
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrote() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h);
+    if !nix::unistd::geteuid().is_root() {
+        let refused = start_worker(&h).err().expect("refused");
+        assert!(refused.contains("runs as root"), "{refused}");
+        return;
+    }
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let _worker = start_worker(&h).expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    let workspace = roots.join("workspaces/mira");
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "workspace__write",
+                json!({"path": "notes.txt", "content": "from the daemon\n"}),
+            )]),
+            calls(&[(
+                "shell__run",
+                json!({"command": format!(
+                    "id -un; cat {0}/notes.txt; echo x > {0}/mine 2>/dev/null || echo read-only",
+                    workspace.display()
+                )}),
+            )]),
+            reply("Done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira note it and check").await;
+    let write = h.wait_post(&square, "mira", "Approval needed", since).await;
+    h.click("ana", &write.id, "approve").await;
+    let run = h.wait_post(&square, "mira", "`shell::run`", since).await;
+    assert!(run.message.contains("id -un"), "{}", run.message);
+    h.click("ana", &run.id, "approve").await;
+    h.wait_post(&square, "mira", "Done.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert!(
+        results[1].starts_with(
+            "exit status 0\n[stdout]\ncg-mira\nfrom the daemon\nread-only\n[stderr]\n"
+        ) && results[1].ends_with("/mine: Permission denied\n"),
+        "the command ran as mira's user, read the daemon's file, could not write: {}",
+        results[1]
+    );
+    assert!(!workspace.join("mine").exists());
+    let _ = std::fs::remove_dir_all(&roots);
+}

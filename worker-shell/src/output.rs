@@ -1,0 +1,77 @@
+//! What a command's result says (§3.4): its exit status, then each
+//! stream's bounded prefix, saying how much more there was, so nothing
+//! reads as whole that is not.
+
+use crate::run::{Capture, Ending, Finished, SHOWN};
+
+/// The result's text.
+pub fn text(finished: &Finished) -> String {
+    let status = match &finished.ending {
+        Ending::Exited(0) => "exit status 0".to_string(),
+        Ending::Exited(code) if *code > 128 => format!("killed by signal {}", code - 128),
+        Ending::Exited(code) => format!("exit status {code}"),
+        Ending::Killed => "killed at its deadline".to_string(),
+        Ending::Refused(reason) => format!("not run: {reason}"),
+    };
+    format!(
+        "{status}\n{}{}",
+        stream("stdout", &finished.stdout),
+        stream("stderr", &finished.stderr)
+    )
+}
+
+fn stream(name: &str, capture: &Capture) -> String {
+    if capture.total == 0 {
+        return format!("[{name}: empty]\n");
+    }
+    let shown = &capture.bytes[..capture.bytes.len().min(SHOWN)];
+    let text = String::from_utf8_lossy(shown);
+    let more = capture.total - shown.len() as u64;
+    let mut out = format!("[{name}]\n{text}");
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    if more > 0 {
+        out.push_str(&format!(
+            "[{name}: the first {} of {} bytes are shown; {more} more were not]\n",
+            shown.len(),
+            capture.total
+        ));
+    }
+    out
+}
+
+/// The command's first line, bounded, for status lines and replay.
+pub fn summary(command: &str) -> String {
+    let first = command.lines().next().unwrap_or_default();
+    let cut: String = first.chars().take(80).collect();
+    if cut.len() < command.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s3_4_a_long_stream_says_how_much_more_there_was() {
+        let finished = Finished {
+            ending: Ending::Exited(0),
+            stdout: Capture {
+                bytes: vec![b'x'; SHOWN + 10],
+                total: 1_000_000,
+            },
+            stderr: Capture::default(),
+        };
+        let text = text(&finished);
+        assert!(text.starts_with("exit status 0\n[stdout]\nxxx"));
+        assert!(text.contains(&format!(
+            "[stdout: the first {SHOWN} of 1000000 bytes are shown; {} more were not]",
+            1_000_000 - SHOWN
+        )));
+        assert!(text.ends_with("[stderr: empty]\n"));
+    }
+}

@@ -1,0 +1,260 @@
+//! The shell worker's `Toolset` service (ARCHITECTURE §4): it describes
+//! `shell::run`, checks each call's signed grant, maps the agent the daemon
+//! names to the OS user its own configuration gives (the daemon never hands
+//! it a uid or a path), runs the approved bytes through the launcher, and
+//! answers with each stream's bounded prefix. A command past its deadline
+//! is an unresolved outcome: whether it completed cannot be confirmed (§7.1).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use collegium_proto::PROTOCOL_VERSION;
+use collegium_proto::toolset::v1::{
+    CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Failure, Gate, HealthRequest,
+    HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal, RenderRequest,
+    RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event, tool_result,
+    toolset_server::Toolset,
+};
+use collegium_worker_kit::admission::{Admission, now_ms};
+use collegium_worker_kit::audit::digest;
+use collegium_worker_kit::sandbox;
+use serde_json::{Value, json};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::output;
+use crate::request::LaunchRequest;
+use crate::run::{CommandCgroup, Ending, run};
+
+pub const NAMESPACE: &str = "shell";
+
+/// An agent as this host knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentUser {
+    pub uid: u32,
+    pub gid: u32,
+    pub home: PathBuf,
+    pub workspace: Option<PathBuf>,
+}
+
+pub struct ShellWorker {
+    pub admission: Arc<Admission>,
+    pub agents: BTreeMap<String, AgentUser>,
+    pub launcher: PathBuf,
+    pub cgroup_root: Option<PathBuf>,
+    pub landlock_floor: u8,
+    pub landlock_abi: u8,
+}
+
+/// `shell::run` as the framework declares it (`collegium_control::tools`):
+/// gated on every call, never retried, with the one schema both ends hold,
+/// so the handshake finds no gap.
+pub fn declaration() -> ToolDeclaration {
+    let declared = collegium_control::tools::framework::declarations()
+        .into_iter()
+        .find(|t| t.namespace == NAMESPACE)
+        .and_then(|t| t.tools.into_iter().find(|tool| tool.name == "run"));
+    let schema = declared
+        .as_ref()
+        .and_then(|d| d.parameters.clone())
+        .unwrap_or_else(|| json!({"type": "object"}))
+        .to_string();
+    ToolDeclaration {
+        name: "run".into(),
+        description: declared.map(|d| d.description).unwrap_or_default(),
+        gate: Gate::Approval as i32,
+        retryable: false,
+        concurrent: false,
+        supersedable: false,
+        parameters_schema_sha256: digest(schema.as_bytes()),
+        parameters_schema_json: schema,
+        requires_settings: Vec::new(),
+    }
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<InvokeEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Toolset for ShellWorker {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
+        let request = request.into_inner();
+        self.admission.handshake(&request)?;
+        let sandbox = sandbox::observe(Some(u32::from(self.landlock_abi)))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(DescribeResponse {
+            protocol_version: PROTOCOL_VERSION,
+            build_version: env!("CARGO_PKG_VERSION").into(),
+            namespace: NAMESPACE.into(),
+            sandbox: Some(sandbox),
+            tools: vec![declaration()],
+            settings_schema_json: json!({"type": "object"}).to_string(),
+            ..DescribeResponse::default()
+        }))
+    }
+
+    async fn render(
+        &self,
+        request: Request<RenderRequest>,
+    ) -> Result<Response<RenderResponse>, Status> {
+        let call = request
+            .into_inner()
+            .call
+            .ok_or_else(|| Status::invalid_argument("the request carries no call"))?;
+        let command = command_of(&call.arguments_json).map_err(Status::invalid_argument)?;
+        Ok(Response::new(RenderResponse {
+            kind: PayloadKind::Text as i32,
+            summary: "a command".into(),
+            payload: command,
+        }))
+    }
+
+    type InvokeStream = Events;
+
+    async fn invoke(
+        &self,
+        request: Request<InvokeRequest>,
+    ) -> Result<Response<Self::InvokeStream>, Status> {
+        let request = request.into_inner();
+        let admitted = self.admission.admit(&request)?;
+        let call = request.call.unwrap_or_default();
+        let mut result = self.run_call(&call).await;
+        let event = match self.admission.close(admitted, &mut result) {
+            Ok(()) => Ok(InvokeEvent {
+                event: Some(invoke_event::Event::Result(result)),
+            }),
+            Err(status) => Err(status),
+        };
+        Ok(Response::new(Box::pin(tokio_stream::once(event))))
+    }
+
+    async fn cancel(&self, _: Request<CancelRequest>) -> Result<Response<CancelResponse>, Status> {
+        // A command is never interrupted by a stop: a kill abandons the
+        // turn, and the command may still finish (§7.5).
+        Ok(Response::new(CancelResponse { found: false }))
+    }
+
+    async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
+        Ok(Response::new(HealthResponse {
+            ready: true,
+            detail: String::new(),
+        }))
+    }
+}
+
+fn command_of(arguments: &[u8]) -> Result<String, String> {
+    let value: Value = serde_json::from_slice(arguments).map_err(|e| format!("arguments: {e}"))?;
+    value
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| "the arguments name no command".into())
+}
+
+fn outcome(outcome: tool_result::Outcome, summary: String) -> ToolResult {
+    ToolResult {
+        outcome: Some(outcome),
+        summary,
+        audit: None,
+    }
+}
+
+fn refusal(message: String) -> ToolResult {
+    outcome(
+        tool_result::Outcome::Refusal(Refusal { message }),
+        "refused".into(),
+    )
+}
+
+impl ShellWorker {
+    async fn run_call(&self, call: &collegium_proto::toolset::v1::Call) -> ToolResult {
+        let command = match command_of(&call.arguments_json) {
+            Ok(command) => command,
+            Err(reason) => return refusal(reason),
+        };
+        if command.contains('\0') {
+            return refusal("The command contains a NUL byte, which no command can carry.".into());
+        }
+        let Some(agent) = self.agents.get(&call.agent) else {
+            return refusal(format!(
+                "{} holds no shell on this host: it has no OS user here.",
+                call.agent
+            ));
+        };
+        let cgroup = match &self.cgroup_root {
+            Some(root) => match CommandCgroup::create(
+                root,
+                &format!("cmd-{}", digest(call.call_id.as_bytes())),
+            ) {
+                Ok(cgroup) => Some(cgroup),
+                Err(error) => {
+                    return outcome(
+                        tool_result::Outcome::Failure(Failure {
+                            message: error.to_string(),
+                        }),
+                        "not run".into(),
+                    );
+                }
+            },
+            None => None,
+        };
+        let request = LaunchRequest {
+            uid: agent.uid,
+            gid: agent.gid,
+            groups: vec![agent.gid],
+            home: agent.home.clone(),
+            workspace: agent.workspace.clone(),
+            command: command.clone(),
+            tmp_name: call.turn_id.replace('/', "-"),
+            cgroup: cgroup.as_ref().map(|c| c.path().to_path_buf()),
+            landlock_floor: self.landlock_floor,
+        };
+        let left = call.deadline_unix_ms.saturating_sub(now_ms());
+        let deadline = Duration::from_millis(left.max(1_000));
+        let finished = match run(&self.launcher, &request, cgroup.as_ref(), deadline).await {
+            Ok(finished) => finished,
+            Err(error) => {
+                return outcome(
+                    tool_result::Outcome::Failure(Failure {
+                        message: error.to_string(),
+                    }),
+                    "not run".into(),
+                );
+            }
+        };
+        let summary = output::summary(&command);
+        match &finished.ending {
+            Ending::Refused(reason) => outcome(
+                tool_result::Outcome::Failure(Failure {
+                    message: format!(
+                        "the command could not be confined, so it did not run: {reason}"
+                    ),
+                }),
+                summary,
+            ),
+            Ending::Killed => outcome(
+                tool_result::Outcome::Unresolved(Unresolved {
+                    message: format!(
+                        "the command passed its deadline of {} s and was killed; whether it completed cannot be confirmed.\n{}",
+                        deadline.as_secs(),
+                        output::text(&finished)
+                    ),
+                }),
+                summary,
+            ),
+            Ending::Exited(_) => outcome(
+                tool_result::Outcome::Success(Success {
+                    text: output::text(&finished),
+                    replay_line: Some(format!("[ran `{}`]", output::summary(&command))),
+                    ..Success::default()
+                }),
+                summary,
+            ),
+        }
+    }
+}
