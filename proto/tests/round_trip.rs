@@ -89,6 +89,7 @@ impl Toolset for EchoToolset {
                     })),
                     summary: "said it".into(),
                     audit: None,
+                    captures: Vec::new(),
                 })),
             }),
         ];

@@ -41,6 +41,22 @@ fn stream(name: &str, capture: &Capture) -> String {
     out
 }
 
+/// The streams that ran past what the result shows, captured whole up to
+/// the runner's bound, for the daemon to keep in the workspace (§3.4).
+pub fn captures(finished: &Finished) -> Vec<collegium_proto::toolset::v1::StreamCapture> {
+    [("stdout", &finished.stdout), ("stderr", &finished.stderr)]
+        .into_iter()
+        .filter(|(_, capture)| capture.total > SHOWN as u64)
+        .map(
+            |(stream, capture)| collegium_proto::toolset::v1::StreamCapture {
+                stream: stream.into(),
+                content: capture.bytes.clone(),
+                total: capture.total,
+            },
+        )
+        .collect()
+}
+
 /// The command's first line, bounded, for status lines and replay.
 pub fn summary(command: &str) -> String {
     let first = command.lines().next().unwrap_or_default();

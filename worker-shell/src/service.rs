@@ -161,6 +161,7 @@ fn outcome(outcome: tool_result::Outcome, summary: String) -> ToolResult {
         outcome: Some(outcome),
         summary,
         audit: None,
+        captures: Vec::new(),
     }
 }
 
@@ -228,7 +229,7 @@ impl ShellWorker {
             }
         };
         let summary = output::summary(&command);
-        match &finished.ending {
+        let mut result = match &finished.ending {
             Ending::Refused(reason) => outcome(
                 tool_result::Outcome::Failure(Failure {
                     message: format!(
@@ -255,6 +256,8 @@ impl ShellWorker {
                 }),
                 summary,
             ),
-        }
+        };
+        result.captures = output::captures(&finished);
+        result
     }
 }

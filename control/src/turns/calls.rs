@@ -530,7 +530,8 @@ async fn run_worker(
                 reason,
             },
         ),
-        Ok(CallOutcome::Finished(result)) => {
+        Ok(CallOutcome::Finished(mut result)) => {
+            let kept = keep_captures(scope, call, std::mem::take(&mut result.captures)).await;
             let summary = if result.summary.trim().is_empty() {
                 fallback
             } else {
@@ -567,7 +568,50 @@ async fn run_worker(
                     reason: "it returned nothing".into(),
                 },
             };
+            let mut outcome = outcome;
+            if let Outcome::Ran { text, .. } | Outcome::Unconfirmed { text, .. } = &mut outcome {
+                for line in kept {
+                    text.push_str(&format!("\n{line}"));
+                }
+            }
             executed(summary, outcome)
         }
     }
+}
+
+/// Output that ran past what the result shows is kept in the workspace,
+/// where an agent holding `workspace::read` may read it whole (§3.4); an
+/// agent without it is told of no tool it does not hold. The lines the
+/// result gains.
+async fn keep_captures(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    captures: Vec<collegium_proto::toolset::v1::StreamCapture>,
+) -> Vec<String> {
+    let reads = scope.seat.held.contains(&ToolRef::new("workspace", "read"));
+    if captures.is_empty() || !reads {
+        return Vec::new();
+    }
+    let root = scope
+        .services
+        .workspaces_root
+        .join(&scope.seat.agent.username);
+    let stem = format!("{}-{}", scope.turn_id, call.id).replace('/', "-");
+    let kept = tokio::task::spawn_blocking(move || {
+        captures
+            .into_iter()
+            .map(|capture| {
+                let name = format!("{stem}.{}.txt", capture.stream);
+                match crate::workspace::keep_capture(&root, &name, &capture.content, capture.total) {
+                    Ok(path) => format!(
+                        "[The whole {} ({} bytes) is in your workspace at `{path}`; workspace::read reads it.]",
+                        capture.stream, capture.total
+                    ),
+                    Err(refusal) => format!("[The whole {} could not be kept: {refusal}]", capture.stream),
+                }
+            })
+            .collect()
+    })
+    .await;
+    kept.unwrap_or_default()
 }

@@ -7,6 +7,7 @@
 //! are refused however they are spelled. Every refusal is a result the
 //! model reads (§7.2).
 
+mod captures;
 mod read;
 mod search;
 mod serve;
@@ -18,6 +19,7 @@ use std::path::{Component, Path};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+pub use captures::keep_capture;
 pub use read::{read, stat};
 pub use search::{find, grep, list};
 pub use serve::{describe, serve};

@@ -109,6 +109,10 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
                     workspace.display()
                 )}),
             )]),
+            calls(&[(
+                "shell__run",
+                json!({"command": "head -c 20000 /dev/zero | tr '\\0' y"}),
+            )]),
             reply("Done."),
         ],
     );
@@ -119,6 +123,9 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
     let run = h.wait_post(&square, "mira", "`shell::run`", since).await;
     assert!(run.message.contains("id -un"), "{}", run.message);
     h.click("ana", &run.id, "approve").await;
+    h.wait_edit(&run.id, "Approved by @ana").await;
+    let flood = h.wait_post(&square, "mira", "head -c 20000", since).await;
+    h.click("ana", &flood.id, "approve").await;
     h.wait_post(&square, "mira", "Done.", since).await;
     let results = tool_results(&turn_requests(&h).pop().expect("completions"));
     assert!(
@@ -129,5 +136,19 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
         results[1]
     );
     assert!(!workspace.join("mine").exists());
+    // Output past the shown prefix is kept whole in the workspace (§3.4).
+    let kept = results[2]
+        .split('`')
+        .find(|part| part.starts_with("shell-output/"))
+        .unwrap_or_else(|| panic!("the result names the kept output: {}", results[2]));
+    assert!(
+        results[2].contains("[The whole stdout (20000 bytes) is in your workspace at"),
+        "{}",
+        results[2]
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join(kept)).expect("kept"),
+        "y".repeat(20_000)
+    );
     let _ = std::fs::remove_dir_all(&roots);
 }

@@ -75,6 +75,7 @@ fn result(outcome: tool_result::Outcome, summary: String) -> ToolResult {
         outcome: Some(outcome),
         summary,
         audit: None,
+        captures: Vec::new(),
     }
 }
 
