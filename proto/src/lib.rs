@@ -4,6 +4,10 @@
 
 /// `collegium.toolset.v1`: Describe, Render, Invoke, Cancel, Health.
 pub mod toolset {
+    // Generated code: an invoke event is either a progress line or the
+    // result (with its output captures), and boxing the larger is prost's
+    // choice to make, not ours.
+    #[allow(clippy::large_enum_variant)]
     pub mod v1 {
         tonic::include_proto!("collegium.toolset.v1");
     }

@@ -80,7 +80,7 @@ pub struct Dispatch {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallOutcome {
     /// The worker's own result.
-    Finished(ToolResult),
+    Finished(Box<ToolResult>),
     /// The tool never ran: the worker could not be reached or refused the
     /// call before acting. Nothing happened.
     NotSent(String),
@@ -282,7 +282,9 @@ impl Worker {
                         started = true;
                         progress(p.line);
                     }
-                    Some(invoke_event::Event::Result(result)) => return Exchange::Result(result),
+                    Some(invoke_event::Event::Result(result)) => {
+                        return Exchange::Result(Box::new(result));
+                    }
                     None => {}
                 },
                 Ok(None) => {
@@ -304,7 +306,7 @@ impl Worker {
 const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 enum Exchange {
-    Result(ToolResult),
+    Result(Box<ToolResult>),
     RefusedBeforeActing(String),
     Lost(String),
 }
