@@ -80,6 +80,8 @@ fn main() -> ExitCode {
 /// What the worker serves with, set up while it still may.
 struct Setup {
     worker: ShellWorker,
+    /// Each agent's candidate commands, probed before serving (§3.4).
+    candidates: BTreeMap<String, Vec<String>>,
     socket: PathBuf,
     allowed: BTreeSet<u32>,
 }
@@ -138,6 +140,25 @@ fn set_up(
             },
         );
     }
+    let candidates = loaded
+        .agents
+        .iter()
+        .filter(|a| agents.contains_key(&a.username))
+        .map(|a| {
+            let configured: Option<Vec<String>> = a
+                .settings
+                .get(NAMESPACE)
+                .and_then(|s| s.get("probe_commands"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let names = configured.unwrap_or_else(|| {
+                collegium_worker_shell::service::DEFAULT_PROBES
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .collect()
+            });
+            (a.username.clone(), names)
+        })
+        .collect();
     let daemon = User::from_name(&layout.daemon_user)?;
     let allowed: BTreeSet<u32> = if allow_uids.is_empty() {
         daemon.iter().map(|u| u.uid.as_raw()).collect()
@@ -183,7 +204,9 @@ fn set_up(
             cgroup_root,
             landlock_floor,
             landlock_abi,
+            commands: BTreeMap::new(),
         },
+        candidates,
         socket: socket_dir.join("toolset.sock"),
         allowed,
     })
@@ -211,7 +234,7 @@ fn reduce_capabilities() -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve_until_stopped(setup: Setup) -> anyhow::Result<()> {
+async fn serve_until_stopped(mut setup: Setup) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -223,6 +246,7 @@ async fn serve_until_stopped(setup: Setup) -> anyhow::Result<()> {
     let policy = PeerPolicy {
         allowed_uids: setup.allowed,
     };
+    setup.worker.probe(&setup.candidates).await;
     // The directory gates who reaches the socket (see `set_up`).
     let serving = serve(&setup.socket, 0o666, policy, setup.worker).await?;
     println!("ready");

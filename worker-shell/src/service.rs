@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
-    CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Failure, Gate, HealthRequest,
-    HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal, RenderRequest,
+    AgentCommands, CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Failure, Gate,
+    HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal, RenderRequest,
     RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event, tool_result,
     toolset_server::Toolset,
 };
@@ -40,6 +40,29 @@ pub struct AgentUser {
     pub workspace: Option<PathBuf>,
 }
 
+impl AgentUser {
+    /// A launch of `command` as this agent.
+    fn request(
+        &self,
+        command: String,
+        tmp_name: String,
+        cgroup: Option<PathBuf>,
+        floor: u8,
+    ) -> LaunchRequest {
+        LaunchRequest {
+            uid: self.uid,
+            gid: self.gid,
+            groups: vec![self.gid],
+            home: self.home.clone(),
+            workspace: self.workspace.clone(),
+            command,
+            tmp_name,
+            cgroup,
+            landlock_floor: floor,
+        }
+    }
+}
+
 pub struct ShellWorker {
     pub admission: Arc<Admission>,
     pub agents: BTreeMap<String, AgentUser>,
@@ -47,6 +70,8 @@ pub struct ShellWorker {
     pub cgroup_root: Option<PathBuf>,
     pub landlock_floor: u8,
     pub landlock_abi: u8,
+    /// The commands each agent's user found, probed at start (§3.4).
+    pub commands: BTreeMap<String, Vec<String>>,
 }
 
 /// `shell::run` as the framework declares it (`collegium_control::tools`):
@@ -94,6 +119,14 @@ impl Toolset for ShellWorker {
             sandbox: Some(sandbox),
             tools: vec![declaration()],
             settings_schema_json: json!({"type": "object"}).to_string(),
+            agent_commands: self
+                .commands
+                .iter()
+                .map(|(agent, available)| AgentCommands {
+                    agent: agent.clone(),
+                    available: available.clone(),
+                })
+                .collect(),
             ..DescribeResponse::default()
         }))
     }
@@ -172,7 +205,56 @@ fn refusal(message: String) -> ToolResult {
     )
 }
 
+/// The commands probed when the configuration names none (§3.4).
+pub const DEFAULT_PROBES: &[&str] = &[
+    "git", "python3", "curl", "jq", "make", "rg", "sqlite3", "node", "pandoc", "unzip",
+];
+
 impl ShellWorker {
+    /// Probes, as each agent's user and confined as its commands are, which
+    /// of its candidate commands this host has; a name that is not a plain
+    /// command name is never put in a command.
+    pub async fn probe(&mut self, candidates: &BTreeMap<String, Vec<String>>) {
+        for (agent, user) in &self.agents {
+            let names: Vec<&String> = candidates
+                .get(agent)
+                .into_iter()
+                .flatten()
+                .filter(|n| {
+                    !n.is_empty()
+                        && n.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+                })
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            let words: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+            let request = user.request(
+                format!(
+                    "for c in {}; do command -v -- \"$c\" >/dev/null 2>&1 && printf '%s\\n' \"$c\"; done",
+                    words.join(" ")
+                ),
+                "probe".into(),
+                None,
+                self.landlock_floor,
+            );
+            let found = run(&self.launcher, &request, None, Duration::from_secs(20)).await;
+            let available = match found {
+                Ok(finished) => String::from_utf8_lossy(&finished.stdout.bytes)
+                    .lines()
+                    .map(str::to_string)
+                    .collect(),
+                Err(error) => {
+                    tracing::warn!(%agent, %error, "the command probe did not run");
+                    Vec::new()
+                }
+            };
+            tracing::info!(%agent, ?available, "commands probed");
+            self.commands.insert(agent.clone(), available);
+        }
+    }
+
     async fn run_call(&self, call: &collegium_proto::toolset::v1::Call) -> ToolResult {
         let command = match command_of(&call.arguments_json) {
             Ok(command) => command,
@@ -204,17 +286,12 @@ impl ShellWorker {
             },
             None => None,
         };
-        let request = LaunchRequest {
-            uid: agent.uid,
-            gid: agent.gid,
-            groups: vec![agent.gid],
-            home: agent.home.clone(),
-            workspace: agent.workspace.clone(),
-            command: command.clone(),
-            tmp_name: call.turn_id.replace('/', "-"),
-            cgroup: cgroup.as_ref().map(|c| c.path().to_path_buf()),
-            landlock_floor: self.landlock_floor,
-        };
+        let request = agent.request(
+            command.clone(),
+            call.turn_id.replace('/', "-"),
+            cgroup.as_ref().map(|c| c.path().to_path_buf()),
+            self.landlock_floor,
+        );
         let left = call.deadline_unix_ms.saturating_sub(now_ms());
         let deadline = Duration::from_millis(left.max(1_000));
         let finished = match run(&self.launcher, &request, cgroup.as_ref(), deadline).await {

@@ -60,10 +60,8 @@ pub enum DaemonError {
     RespondToAllShared(String),
     #[error("boot refused: {0}")]
     Plugin(#[from] crate::workers::plugins::PluginError),
-    #[error(
-        "boot refused: {0}. An agent holds shell::run: start collegium-worker-shell (as root) before the daemon"
-    )]
-    FrameworkWorker(#[from] crate::workers::dispatch::WorkerError),
+    #[error("boot refused: {0}")]
+    FrameworkWorker(#[from] crate::workers::framework::FrameworkError),
     #[error("boot refused: {0}")]
     Callbacks(String),
     #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]

@@ -115,6 +115,8 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
             limits: &config.limits,
             operator_timezone: &config.deployment.operator_timezone,
             workspaces_root: &config.deployment.workspaces_root,
+            homes_root: &config.deployment.homes_root,
+            shell_commands: &shell_commands(&boot.workers, &agent.username),
             holds_memory: has("memory"),
             holds_workspace: has("workspace"),
             holds_shell: has("shell"),
@@ -316,6 +318,20 @@ fn own_prompt(loaded: &LoadedConfig, username: &str) -> Result<String, DaemonErr
         path,
         source,
     })
+}
+
+/// The commands the shell worker found for `agent`'s user at its start.
+fn shell_commands(workers: &BTreeMap<String, Arc<Worker>>, agent: &str) -> Vec<String> {
+    workers
+        .get("shell")
+        .and_then(|w| {
+            w.described()
+                .agent_commands
+                .iter()
+                .find(|c| c.agent == agent)
+                .map(|c| c.available.clone())
+        })
+        .unwrap_or_default()
 }
 
 /// The tools an agent may call this boot: the core tools this build

@@ -10,11 +10,15 @@
 //! Linux's 32; a longer one, or two agents that would share a user, is
 //! refused by name (§6.1: two agents never share a user).
 
+mod check;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::config::LoadedConfig;
 use crate::tools::ToolRef;
+
+pub use check::problems;
 
 /// The prefix every agent's OS user carries.
 pub const USER_PREFIX: &str = "cg-";

@@ -25,12 +25,28 @@ pub fn socket(loaded: &LoadedConfig, namespace: &str) -> std::path::PathBuf {
         .join("toolset.sock")
 }
 
-/// Connects to every framework worker some agent's grants need.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameworkError {
+    #[error(
+        "the host is not ready for the shell (§6.1):\n  - {}\nRun collegium-provision host --config FILE as root.",
+        .0.join("\n  - ")
+    )]
+    Host(Vec<String>),
+    #[error(transparent)]
+    Layout(#[from] crate::host::LayoutError),
+    #[error(
+        "{0}. An agent holds shell::run: start collegium-worker-shell (as root) before the daemon"
+    )]
+    Worker(#[from] WorkerError),
+}
+
+/// Connects to every framework worker some agent's grants need, after
+/// checking the host is laid out for it.
 pub async fn connect(
     loaded: &LoadedConfig,
     registry: &Registry,
     signer: &GrantSigner,
-) -> Result<BTreeMap<String, Arc<Worker>>, WorkerError> {
+) -> Result<BTreeMap<String, Arc<Worker>>, FrameworkError> {
     let mut workers = BTreeMap::new();
     let shell = ToolRef::new("shell", "run");
     let needs_shell = loaded.agents.iter().any(|a| a.holds(&shell));
@@ -39,6 +55,11 @@ pub async fn connect(
     };
     if !needs_shell || !matches!(declaration.host, Host::Worker(_)) {
         return Ok(workers);
+    }
+    let layout = crate::host::layout(loaded, "collegium")?;
+    let problems = crate::host::problems(&layout);
+    if !problems.is_empty() {
+        return Err(FrameworkError::Host(problems));
     }
     // Root with only what running a command as another user takes, no new
     // privileges, and Landlock confining what it runs.

@@ -52,8 +52,9 @@ fn start_worker(h: &Harness) -> Result<ShellWorker, String> {
 
 /// The harness's deployment with @mira holding the shell, its home and
 /// workspace under a directory agents may pass through.
-fn shell_deployment(h: &Harness) -> std::path::PathBuf {
-    let roots = std::env::temp_dir().join(format!("collegium-shell-e2e-{}", std::process::id()));
+fn shell_deployment(h: &Harness, name: &str) -> std::path::PathBuf {
+    let roots =
+        std::env::temp_dir().join(format!("collegium-shell-e2e-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&roots).expect("roots");
     let text = std::fs::read_to_string(&h.config).expect("config");
     let here = h.dir.path().display().to_string();
@@ -82,7 +83,7 @@ fn shell_deployment(h: &Harness) -> std::path::PathBuf {
 async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrote() {
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
-    let roots = shell_deployment(&h);
+    let roots = shell_deployment(&h, "runs");
     if !nix::unistd::geteuid().is_root() {
         let refused = start_worker(&h).err().expect("refused");
         assert!(refused.contains("runs as root"), "{refused}");
@@ -136,6 +137,22 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
         results[1]
     );
     assert!(!workspace.join("mine").exists());
+    // The preamble names the home and what the worker found there (§3.4).
+    let system = turn_requests(&h)[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        system.contains(&format!(
+            "shell::run runs in your home directory, {}",
+            roots.join("homes/mira").display()
+        )),
+        "{system}"
+    );
+    assert!(
+        system.contains("Commands found for you on this host: git, python3"),
+        "{system}"
+    );
     // Output past the shown prefix is kept whole in the workspace (§3.4).
     let kept = results[2]
         .split('`')
@@ -149,6 +166,23 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
     assert_eq!(
         std::fs::read_to_string(workspace.join(kept)).expect("kept"),
         "y".repeat(20_000)
+    );
+    let _ = std::fs::remove_dir_all(&roots);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_boot_refuses_a_shell_agent_the_host_is_not_laid_out_for() {
+    let h = Harness::start().await;
+    let roots = shell_deployment(&h, "refused");
+    h.provision().await.expect("provisioned");
+    // Mattermost is ready; the host is not: no home, no workspace.
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the host is not ready for the shell")
+            && stderr.contains("agent mira:")
+            && stderr.contains("collegium-provision host"),
+        "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&roots);
 }

@@ -20,6 +20,9 @@ pub struct PromptFacts<'a> {
     pub limits: &'a Limits,
     pub operator_timezone: &'a str,
     pub workspaces_root: &'a Path,
+    pub homes_root: &'a Path,
+    /// The commands the shell worker found for the agent's user (§3.4).
+    pub shell_commands: &'a [String],
     /// Whether the agent holds any memory tool (§3.6).
     pub holds_memory: bool,
     pub holds_workspace: bool,
@@ -203,10 +206,19 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
             workspace = workspace.display()
         );
         if facts.holds_shell {
-            out.push_str(
-                "shell::run runs in your home directory, not in the workspace. The shell can read the workspace. It cannot write the workspace.\n\
-                 The framework does not police the shell's network. Each command needs a person's approval, and that approval is the only limit.\n",
+            let _ = writeln!(
+                out,
+                "shell::run runs in your home directory, {home}, not in the workspace. The shell can read the workspace. It cannot write the workspace.\n\
+                 The framework does not police the shell's network. Each command needs a person's approval, and that approval is the only limit.",
+                home = facts.homes_root.join(&agent.username).display()
             );
+            if !facts.shell_commands.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "Commands found for you on this host: {}.",
+                    facts.shell_commands.join(", ")
+                );
+            }
         }
         out.push('\n');
     }

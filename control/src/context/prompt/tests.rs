@@ -55,7 +55,9 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
         personality: Personality::Collegial,
         limits: &Limits::default(),
         operator_timezone: "Europe/Berlin",
-        workspaces_root: Path::new("/var/lib/collegium/workspaces"),
+        workspaces_root: Path::new("/var/lib/collegium-workspaces"),
+        homes_root: Path::new("/var/lib/collegium-homes"),
+        shell_commands: &["git".to_string(), "python3".to_string()],
         holds_memory: memory,
         holds_workspace: workspace,
         holds_shell: shell,
@@ -109,7 +111,7 @@ fn s3_8_system_prompt_of_a_plain_agent() {
 #[test]
 fn s3_8_system_prompt_of_a_shell_and_workspace_agent() {
     let prompt = render(&agent("theo", "Theo the Operator"), true, true, true);
-    assert!(prompt.contains("Your workspace is /var/lib/collegium/workspaces/theo."));
+    assert!(prompt.contains("Your workspace is /var/lib/collegium-workspaces/theo."));
     assert!(prompt.contains("does not police the shell's network"));
     assert!(prompt.contains("Your display name is Theo the Operator."));
     check_snapshot("shell-and-workspace", &prompt);
@@ -135,6 +137,8 @@ fn s3_4_the_prompt_names_no_tool_the_agent_is_not_offered() {
         limits: &Limits::default(),
         operator_timezone: "UTC",
         workspaces_root: Path::new("/w"),
+        homes_root: Path::new("/h"),
+        shell_commands: &[],
         holds_memory: false,
         holds_workspace: false,
         holds_shell: false,
