@@ -43,8 +43,10 @@ enum Command {
         /// The deployment's configuration file.
         #[arg(long)]
         config: PathBuf,
-        /// A directory of a cgroup v2 hierarchy for per-command cgroups;
-        /// without one, a deadline reaches the command's process group only.
+        /// A directory of a cgroup v2 hierarchy for per-command cgroups.
+        /// Unset, `/sys/fs/cgroup/collegium-shell` where the host's
+        /// hierarchy is v2; on a host without one a deadline reaches the
+        /// command's process group only.
         #[arg(long)]
         cgroup_root: Option<PathBuf>,
         /// The lowest Landlock ABI the shell runs under.
@@ -115,6 +117,11 @@ fn set_up(
         bail!(
             "this kernel's Landlock ABI is {landlock_abi}, below the floor {landlock_floor}: the shell does not run unconfined"
         );
+    }
+    let cgroup_root = cgroup_root.or_else(host_cgroup);
+    if let Some(root) = &cgroup_root {
+        std::fs::create_dir_all(root)
+            .with_context(|| format!("the cgroup root {}", root.display()))?;
     }
     let loaded =
         collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
@@ -210,6 +217,15 @@ fn set_up(
         socket: socket_dir.join("toolset.sock"),
         allowed,
     })
+}
+
+/// The host's own cgroup v2 hierarchy, where it has one (a systemd host):
+/// per-command cgroups go in a directory of their own beneath it.
+fn host_cgroup() -> Option<PathBuf> {
+    let root = PathBuf::from("/sys/fs/cgroup");
+    root.join("cgroup.controllers")
+        .exists()
+        .then(|| root.join("collegium-shell"))
 }
 
 /// Every capability set of this (still single-threaded) process reduced to
