@@ -37,6 +37,12 @@ pub enum HostError {
     Lookup(String, nix::Error),
     #[error("the {kind} `{name}` does not exist after creating it")]
     Missing { kind: &'static str, name: String },
+    #[error("{0} is not a directory (a link or a file is never followed); remove it and run again")]
+    NotADirectory(PathBuf),
+    #[error(
+        "the configuration's directory {0} is shared with the system; keep the configuration in a directory of its own, such as /etc/collegium"
+    )]
+    SharedConfigDir(PathBuf),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -56,6 +62,16 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
         return Err(HostError::NotRoot);
     }
     let layout = host::layout(loaded, DEFAULT_DAEMON_USER)?;
+    // The configuration's directory is made the daemon's group's alone:
+    // never a directory the rest of the system lives in.
+    let shared = [
+        "/", "/etc", "/usr", "/var", "/var/lib", "/opt", "/home", "/root", "/tmp", "/srv",
+    ];
+    if layout.config_dir.as_os_str().is_empty()
+        || shared.iter().any(|d| layout.config_dir == Path::new(d))
+    {
+        return Err(HostError::SharedConfigDir(layout.config_dir.clone()));
+    }
     let mut outcome = Outcome::default();
     let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
     for plugin in loaded.config.plugins.values() {
@@ -205,6 +221,11 @@ fn converge_dir(dir: &Path, wanted: &Wanted, outcome: &mut Outcome) -> Result<()
         outcome.changes.push(format!("created {}", dir.display()));
     }
     let metadata = std::fs::symlink_metadata(dir).map_err(io)?;
+    if !metadata.file_type().is_dir() {
+        // Root never changes what a link (or a file) in a directory someone
+        // else may write points at.
+        return Err(HostError::NotADirectory(dir.to_path_buf()));
+    }
     if metadata.uid() != wanted.uid || metadata.gid() != wanted.gid {
         std::os::unix::fs::chown(dir, Some(wanted.uid), Some(wanted.gid)).map_err(io)?;
         outcome.changes.push(format!(

@@ -23,17 +23,19 @@ use crate::request::{CLEAN_PATH, LAUNCH_REFUSED, LaunchRequest, REFUSED};
 
 /// Runs the launcher; returns only to exit with a refusal.
 pub fn main() -> std::process::ExitCode {
-    match launch() {
+    let mut nonce = String::new();
+    match launch(&mut nonce) {
         Ok(never) => match never {},
         Err(refusal) => {
-            eprintln!("{REFUSED}{refusal}");
+            eprintln!("{REFUSED}{nonce}: {refusal}");
             std::process::ExitCode::from(LAUNCH_REFUSED as u8)
         }
     }
 }
 
-fn launch() -> Result<std::convert::Infallible, String> {
+fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
     let request = read_request()?;
+    nonce.clone_from(&request.nonce);
     if request.command.contains('\0') {
         return Err("the command contains a NUL byte".into());
     }

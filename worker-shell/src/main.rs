@@ -9,7 +9,8 @@
 //! `collegium-worker-shell launch` is the launcher it execs per command.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -82,6 +83,8 @@ fn main() -> ExitCode {
 /// What the worker serves with, set up while it still may.
 struct Setup {
     worker: ShellWorker,
+    /// The handles the socket's and the log's paths go through.
+    _dirs: [OwnedFd; 2],
     /// Each agent's candidate commands, probed before serving (§3.4).
     candidates: BTreeMap<String, Vec<String>>,
     socket: PathBuf,
@@ -122,6 +125,7 @@ fn set_up(
     if let Some(root) = &cgroup_root {
         std::fs::create_dir_all(root)
             .with_context(|| format!("the cgroup root {}", root.display()))?;
+        sweep_cgroups(root);
     }
     let loaded =
         collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
@@ -180,21 +184,14 @@ fn set_up(
     }
     // The socket's directory lets the daemon's group through and no one
     // else; the socket inside may then be open to whoever reaches it.
-    let socket_dir = layout.runtime_dir.join(NAMESPACE);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o750)
-        .create(&socket_dir)?;
+    // Both parents belong to the daemon's user, who could have put a link
+    // or a directory of its own where ours go: each is made or found root's,
+    // never followed, and reached afterwards only through its own handle.
     let group = daemon.as_ref().map(|u| u.gid.as_raw());
-    std::os::unix::fs::chown(&socket_dir, Some(0), group)?;
-    std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o750))?;
-    let audit_dir = layout.audit_dir.join(NAMESPACE);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&audit_dir)?;
+    let socket_dir = root_dir(&layout.runtime_dir.join(NAMESPACE), 0o750, group)?;
+    let audit_dir = root_dir(&layout.audit_dir.join(NAMESPACE), 0o700, None)?;
     let log = AuditLog::open(
-        &audit_dir.join(format!("{NAMESPACE}.audit.jsonl")),
+        &through(&audit_dir).join(format!("{NAMESPACE}.audit.jsonl")),
         NAMESPACE,
     )?;
     let served: BTreeSet<String> = ["run".to_string()].into();
@@ -214,9 +211,69 @@ fn set_up(
             commands: BTreeMap::new(),
         },
         candidates,
-        socket: socket_dir.join("toolset.sock"),
+        socket: through(&socket_dir).join("toolset.sock"),
+        _dirs: [socket_dir, audit_dir],
         allowed,
     })
+}
+
+/// A directory of root's at `path`: made with `mode` where missing;
+/// refused where it is a link or belongs to anyone else; opened without
+/// following, then given `group` and `mode` through the handle.
+fn root_dir(path: &std::path::Path, mode: u32, group: Option<u32>) -> anyhow::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    match std::fs::symlink_metadata(path) {
+        Ok(found) if !found.file_type().is_dir() || found.uid() != 0 => bail!(
+            "{} is not a directory of root's; remove it (collegium-provision host makes it)",
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .mode(mode)
+                .create(path)
+                .with_context(|| format!("making {}", path.display()))?;
+        }
+        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+    }
+    let dir = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .with_context(|| format!("opening {}", path.display()))?;
+    let opened = rustix::fs::fstat(&dir)?;
+    if opened.st_uid != 0 {
+        bail!("{} changed under the worker; refusing it", path.display());
+    }
+    rustix::fs::fchown(
+        &dir,
+        Some(rustix::process::Uid::ROOT),
+        group.map(rustix::process::Gid::from_raw),
+    )?;
+    rustix::fs::fchmod(&dir, Mode::from_raw_mode(mode))?;
+    Ok(dir)
+}
+
+/// A path through an open directory's handle: whatever is renamed or
+/// linked at its old path later, this reaches the directory opened.
+fn through(dir: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()))
+}
+
+/// Commands a stopped or crashed worker left running are killed and their
+/// cgroups removed: nothing an agent starts outlives its command.
+fn sweep_cgroups(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if entry.file_name().to_string_lossy().starts_with("cmd-") {
+            drop(collegium_worker_shell::run::CommandCgroup::adopt(
+                entry.path(),
+            ));
+        }
+    }
 }
 
 /// The host's own cgroup v2 hierarchy, where it has one (a systemd host):

@@ -25,13 +25,19 @@ pub struct LaunchRequest {
     pub cgroup: Option<PathBuf>,
     /// The lowest Landlock ABI the launcher runs under (§6.1).
     pub landlock_floor: u8,
+    /// A secret of this launch that a refusal's line carries: the request
+    /// is gone by the time the command runs, so a command that exits with
+    /// the refusal's status and words cannot pass for a refusal.
+    #[serde(default)]
+    pub nonce: String,
 }
 
 /// The exit status the launcher uses when it refuses before the command
 /// ran; its stderr then starts with [`REFUSED`].
 pub const LAUNCH_REFUSED: i32 = 125;
-/// How a refusal's line on stderr begins.
-pub const REFUSED: &str = "collegium-launch refused: ";
+/// How a refusal's line on stderr begins; the launch's nonce and `: `
+/// follow.
+pub const REFUSED: &str = "collegium-launch refused ";
 
 /// The directories a clean `PATH` lists: root-owned system directories.
 pub const CLEAN_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

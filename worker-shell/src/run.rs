@@ -80,6 +80,11 @@ impl CommandCgroup {
         Ok(Self { path })
     }
 
+    /// An existing command cgroup, to be killed and removed when dropped.
+    pub fn adopt(path: PathBuf) -> Self {
+        Self { path }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -111,6 +116,9 @@ pub async fn run(
     cgroup: Option<&CommandCgroup>,
     deadline: Duration,
 ) -> Result<Finished, RunError> {
+    let mut request = request.clone();
+    request.nonce = fresh_nonce();
+    let request = &request;
     let mut child = Command::new(launcher)
         .arg("launch")
         .stdin(Stdio::piped())
@@ -154,7 +162,8 @@ pub async fn run(
     let ending = match ending {
         Ending::Exited(LAUNCH_REFUSED) => {
             let text = String::from_utf8_lossy(&stderr.bytes);
-            match text.lines().find_map(|l| l.strip_prefix(REFUSED)) {
+            let marker = format!("{REFUSED}{}: ", request.nonce);
+            match text.lines().find_map(|l| l.strip_prefix(marker.as_str())) {
                 Some(reason) => Ending::Refused(reason.to_string()),
                 None => Ending::Exited(LAUNCH_REFUSED),
             }
@@ -166,6 +175,16 @@ pub async fn run(
         stdout,
         stderr,
     })
+}
+
+/// A launch's nonce: 128 bits from the kernel's random source.
+fn fresh_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = random.read_exact(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// SIGINT, SIGTERM, then SIGKILL to the command's process group, a grace

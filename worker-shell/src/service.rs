@@ -31,6 +31,10 @@ use crate::run::{CommandCgroup, Ending, run};
 
 pub const NAMESPACE: &str = "shell";
 
+/// What stopping a command takes (three signals a second apart, the output
+/// drained), and a margin for the answer to travel.
+const STOP_MARGIN_MS: u64 = 6_000;
+
 /// An agent as this host knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentUser {
@@ -59,6 +63,8 @@ impl AgentUser {
             tmp_name,
             cgroup,
             landlock_floor: floor,
+            // The runner gives each launch its own.
+            nonce: String::new(),
         }
     }
 }
@@ -292,8 +298,11 @@ impl ShellWorker {
             cgroup.as_ref().map(|c| c.path().to_path_buf()),
             self.landlock_floor,
         );
+        // The daemon gives up on the call at its deadline: the command is
+        // stopped early enough that its signals, the drain and the answer
+        // all land before then.
         let left = call.deadline_unix_ms.saturating_sub(now_ms());
-        let deadline = Duration::from_millis(left.max(1_000));
+        let deadline = Duration::from_millis(left.saturating_sub(STOP_MARGIN_MS).max(1_000));
         let finished = match run(&self.launcher, &request, cgroup.as_ref(), deadline).await {
             Ok(finished) => finished,
             Err(error) => {

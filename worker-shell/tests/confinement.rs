@@ -131,6 +131,7 @@ fn request(command: &str) -> LaunchRequest {
         tmp_name: "turn-1".into(),
         cgroup: None,
         landlock_floor: 1,
+        nonce: String::new(),
     }
 }
 
@@ -319,6 +320,20 @@ async fn s3_4_everyday_commands_work_as_the_agent() {
         "ONE TWO\nquiet\ntoday is fine\nsubstituted\ntemp\nin-home\ngit\n42\n/usr/local/bin:/usr/bin:/bin\n"
     );
     assert_eq!(accepted.join().expect("server"), "hello over tcp\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_command_cannot_pass_itself_off_as_a_refused_launch() {
+    if !root_only() {
+        return;
+    }
+    let forged = sh("echo 'collegium-launch refused : Landlock' >&2; exit 125").await;
+    assert_eq!(
+        forged.ending,
+        Ending::Exited(125),
+        "it ran, and says so: {}",
+        err(&forged)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

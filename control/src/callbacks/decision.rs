@@ -60,7 +60,7 @@ pub async fn click(
         warn!(post = %click.post_id, "a decision whose signature does not check out");
         return Err(StatusCode::FORBIDDEN);
     }
-    let decision = match checked(
+    let (decision, by) = match checked(
         &services,
         &context.approval,
         &click.channel_id,
@@ -68,25 +68,16 @@ pub async fn click(
     )
     .await
     {
-        Ok(decision) => decision,
+        Ok(checked) => checked,
         Err(refusal) => return Ok(ephemeral(&refusal)),
     };
-    let by = if click.user_name.is_empty() {
-        services
-            .store
-            .call({
-                let (channel, user) = (click.channel_id.clone(), click.user_id.clone());
-                move |s| Ok(s.members(&channel)?.into_iter().find(|m| m.user_id == user))
-            })
-            .await
-            .ok()
-            .flatten()
-            .map(|m| m.username)
-            .unwrap_or_default()
-    } else {
-        click.user_name.clone()
-    };
-    let trigger = (click.trigger_id.as_str(), context.signature.as_str());
+    // The dialog's state is signed for this decision and this clicker: what
+    // the clicker's client sees can submit as no one else.
+    let state = sign::sign(
+        &services.decision_key,
+        &dialog_subject(&decision.id, &click.user_id),
+    );
+    let trigger = (click.trigger_id.as_str(), state.as_str());
     match (decision.is_question(), context.action.as_str()) {
         (false, "approve") => Ok(decide(&services, &decision, Decided::Approved { by }).await),
         (false, "deny") => Ok(decide(&services, &decision, Decided::Denied { by }).await),
@@ -121,7 +112,7 @@ pub async fn submitted(
 ) -> Result<Json<Value>, StatusCode> {
     if !sign::verify(
         &services.decision_key,
-        &submission.callback_id,
+        &dialog_subject(&submission.callback_id, &submission.user_id),
         &submission.state,
     ) {
         return Err(StatusCode::FORBIDDEN);
@@ -129,7 +120,7 @@ pub async fn submitted(
     if submission.cancelled {
         return Ok(Json(json!({})));
     }
-    let decision = match checked(
+    let (decision, by) = match checked(
         &services,
         &submission.callback_id,
         &submission.channel_id,
@@ -137,7 +128,7 @@ pub async fn submitted(
     )
     .await
     {
-        Ok(decision) => decision,
+        Ok(checked) => checked,
         Err(refusal) => return Ok(Json(json!({"error": refusal}))),
     };
     let field = if decision.is_question() {
@@ -160,16 +151,6 @@ pub async fn submitted(
         };
         return Ok(Json(json!({"errors": {field: hint}})));
     }
-    let channel = submission.channel_id.clone();
-    let user = submission.user_id.clone();
-    let by = services
-        .store
-        .call(move |s| Ok(s.members(&channel)?.into_iter().find(|m| m.user_id == user)))
-        .await
-        .ok()
-        .flatten()
-        .map(|m| m.username)
-        .unwrap_or_default();
     let decided = if decision.is_question() {
         Decided::Answered { by, answer: words }
     } else {
@@ -191,13 +172,20 @@ pub async fn submitted(
     Ok(Json(json!({})))
 }
 
-/// The approval, once the clicker may decide on it; else the line they read.
+/// What a dialog's state signs: the decision and the one person it was
+/// opened for.
+fn dialog_subject(decision: &str, user_id: &str) -> String {
+    format!("dialog:{decision}:{user_id}")
+}
+
+/// The approval, once the clicker may decide on it, with the clicker's
+/// username from the store; else the line they read.
 async fn checked(
     services: &Services,
     approval: &str,
     channel_id: &str,
     user_id: &str,
-) -> Result<DecisionRecord, String> {
+) -> Result<(DecisionRecord, String), String> {
     let (id, channel, user) = (
         approval.to_string(),
         channel_id.to_string(),
@@ -225,22 +213,24 @@ async fn checked(
             "This {noun} belongs to another channel; nothing was recorded."
         ));
     }
-    match member {
-        Some(m) if m.kind == AuthorKind::Person => {}
+    // Who decided is the member the store knows by that id, never a name
+    // the request carries.
+    let by = match member {
+        Some(m) if m.kind == AuthorKind::Person => m.username,
         Some(_) => return Err(format!("Only a person may {verb} this {noun}.")),
         None => {
             return Err(format!(
                 "Only a person in this channel may {verb} this {noun}."
             ));
         }
-    }
+    };
     if let (Some(outcome), Some(by)) = (&decision.outcome, &decision.decided_by) {
         return Err(format!(
             "Already decided: {} by @{by}.",
             outcome.replace('_', " ")
         ));
     }
-    Ok(decision)
+    Ok((decision, by))
 }
 
 /// Records the decision if it is the first; wakes the turn; rewrites the

@@ -135,10 +135,9 @@ pub fn layout(loaded: &LoadedConfig, daemon_user: &str) -> Result<Layout, Layout
         runtime_dir: deployment.runtime_dir.clone(),
         audit_dir: deployment.audit_dir.clone(),
         plugins_root: deployment.plugins_root.clone(),
-        config_dir: loaded
-            .path
-            .parent()
-            .map(std::path::Path::to_path_buf)
+        config_dir: std::path::absolute(&loaded.path)
+            .ok()
+            .and_then(|path| path.parent().map(std::path::Path::to_path_buf))
             .unwrap_or_default(),
         homes_root: deployment.homes_root.clone(),
         workspaces_root: deployment.workspaces_root.clone(),

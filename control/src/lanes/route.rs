@@ -128,10 +128,14 @@ impl Lanes {
                 };
                 if post.author_kind != AuthorKind::Person {
                     self.enqueue(&key, &post, true).await;
-                } else if !absorbed {
-                    self.acknowledge(&key.agent, &post.id).await;
+                } else {
+                    if !absorbed {
+                        self.acknowledge(&key.agent, &post.id).await;
+                    }
                     // A person's post behind a turn earns one drain even if
-                    // that turn fails (§7.1); a peer's mention does not.
+                    // that turn fails (§7.1), absorbed or not (a failure may
+                    // come before the turn took it); a peer's mention does
+                    // not.
                     if let Some(Lane::Running { person_waits, .. }) = self.lanes.get_mut(&key) {
                         *person_waits = true;
                     }

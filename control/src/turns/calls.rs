@@ -579,6 +579,15 @@ async fn run_worker(
     }
 }
 
+/// The namespace a call's (provider-spelled) name resolved to: `shell__run`
+/// or `shell::run`.
+fn call_namespace(call: &ToolCall) -> Option<&str> {
+    call.name
+        .split_once("::")
+        .or_else(|| call.name.split_once("__"))
+        .map(|(namespace, _)| namespace)
+}
+
 /// Output that ran past what the result shows is kept in the workspace,
 /// where an agent holding `workspace::read` may read it whole (§3.4); an
 /// agent without it is told of no tool it does not hold. The lines the
@@ -589,7 +598,13 @@ async fn keep_captures(
     captures: Vec<collegium_proto::toolset::v1::StreamCapture>,
 ) -> Vec<String> {
     let reads = scope.seat.held.contains(&ToolRef::new("workspace", "read"));
-    if captures.is_empty() || !reads {
+    // Only the shell's own streams are kept: a capture is a file written
+    // into the workspace, which no other toolset may do without approval.
+    let captures: Vec<_> = captures
+        .into_iter()
+        .filter(|c| c.stream == "stdout" || c.stream == "stderr")
+        .collect();
+    if captures.is_empty() || !reads || call_namespace(call) != Some("shell") {
         return Vec::new();
     }
     let root = scope

@@ -26,11 +26,13 @@ pub fn write(workspace: &Workspace, path: &str, content: &str) -> Result<String,
         return Err(Refusal(format!("`{path}` names no file.")));
     };
     let parent = parent_dir(workspace, target.parent(), path)?;
-    let temporary = format!(".{}.{}.part", name.to_string_lossy(), std::process::id());
+    // Unique per write, and created exclusively: two writes of one path
+    // (two lanes of one agent) never share a half-written file.
+    let temporary = format!(".{}.{}.part", name.to_string_lossy(), uuid::Uuid::new_v4());
     let file = rustix::fs::openat2(
         &parent,
         temporary.as_str(),
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(FILE_MODE),
         ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
     )
