@@ -25,7 +25,6 @@ use crate::turns::services::Services;
 #[serde(default)]
 pub struct Click {
     user_id: String,
-    user_name: String,
     channel_id: String,
     post_id: String,
     trigger_id: String,

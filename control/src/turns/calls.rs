@@ -531,7 +531,7 @@ async fn run_worker(
             },
         ),
         Ok(CallOutcome::Finished(mut result)) => {
-            let kept = keep_captures(scope, call, std::mem::take(&mut result.captures)).await;
+            let kept = keep_captures(scope, call, tool, std::mem::take(&mut result.captures)).await;
             let summary = if result.summary.trim().is_empty() {
                 fallback
             } else {
@@ -579,15 +579,6 @@ async fn run_worker(
     }
 }
 
-/// The namespace a call's (provider-spelled) name resolved to: `shell__run`
-/// or `shell::run`.
-fn call_namespace(call: &ToolCall) -> Option<&str> {
-    call.name
-        .split_once("::")
-        .or_else(|| call.name.split_once("__"))
-        .map(|(namespace, _)| namespace)
-}
-
 /// Output that ran past what the result shows is kept in the workspace,
 /// where an agent holding `workspace::read` may read it whole (§3.4); an
 /// agent without it is told of no tool it does not hold. The lines the
@@ -595,6 +586,7 @@ fn call_namespace(call: &ToolCall) -> Option<&str> {
 async fn keep_captures(
     scope: &CallScope<'_>,
     call: &ToolCall,
+    tool: &ToolRef,
     captures: Vec<collegium_proto::toolset::v1::StreamCapture>,
 ) -> Vec<String> {
     let reads = scope.seat.held.contains(&ToolRef::new("workspace", "read"));
@@ -604,7 +596,7 @@ async fn keep_captures(
         .into_iter()
         .filter(|c| c.stream == "stdout" || c.stream == "stderr")
         .collect();
-    if captures.is_empty() || !reads || call_namespace(call) != Some("shell") {
+    if captures.is_empty() || !reads || tool.namespace != "shell" {
         return Vec::new();
     }
     let root = scope

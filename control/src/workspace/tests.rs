@@ -13,7 +13,7 @@ fn refused<T: std::fmt::Debug>(result: Result<T, Refusal>) -> String {
 }
 
 #[test]
-fn a6_2_a_written_file_is_read_back_group_readable_in_made_directories() {
+fn a2_a_written_file_is_read_back_group_readable_in_made_directories() {
     let (dir, ws) = workspace();
     let said = write(&ws, "notes/week/plan.md", "ship on Friday\n").expect("write");
     assert_eq!(

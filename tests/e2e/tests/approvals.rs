@@ -3,10 +3,13 @@
 //! a person in the channel through the signed decision route; the decision
 //! reaches the model only as the call's result.
 
+use collegium_control::callbacks::DECISION_ROUTE as DECISION;
 use collegium_control::store::Store;
 use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, reply, store, tool_results, turn_requests, with_fixture};
+use e2e::scenario::{
+    callback, calls, ended_turn, reply, store, tool_results, turn_requests, with_fixture,
+};
 use mattermost_wire::model::Post;
 use serde_json::{Value, json};
 
@@ -186,33 +189,18 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
         .decision_for_prompt(&prompt.id)
         .expect("query")
         .expect("the prompt's approval");
-    let callback = h.loaded().config.callbacks.public_url.clone();
     let key = h.credentials().command.expect("command").token;
     let forge = |user: &str, signature: &str| {
         json!({"user_id": user, "channel_id": square, "post_id": prompt.id, "trigger_id": "t",
                "context": {"action": "approve", "approval": approval, "signature": signature}})
     };
-    let client = reqwest::Client::new();
-    let unsigned = client
-        .post(format!("{callback}/mattermost/decision"))
-        .json(&forge(&h.user("ana").await.id, "00"))
-        .send()
-        .await
-        .expect("callback");
-    assert_eq!(unsigned.status(), 403, "a forged signature is refused");
+    let (unsigned, _) = callback(&h, DECISION, &forge(&h.user("ana").await.id, "00")).await;
+    assert_eq!(unsigned, 403, "a forged signature is refused");
     let signature = collegium_control::approvals::sign::sign(&key, &approval);
     // Joining the team joins Town Square, as on a real server: the outsider
     // is on no team at all.
     let outsider = h.stranger("cy").await;
-    let answer: Value = client
-        .post(format!("{callback}/mattermost/decision"))
-        .json(&forge(&outsider, &signature))
-        .send()
-        .await
-        .expect("callback")
-        .json()
-        .await
-        .expect("json");
+    let (_, answer) = callback(&h, DECISION, &forge(&outsider, &signature)).await;
     assert!(
         answer["ephemeral_text"]
             .as_str()
@@ -220,15 +208,7 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
         "{answer}"
     );
     let bot = h.user("theo").await.id;
-    let answer: Value = client
-        .post(format!("{callback}/mattermost/decision"))
-        .json(&forge(&bot, &signature))
-        .send()
-        .await
-        .expect("callback")
-        .json()
-        .await
-        .expect("json");
+    let (_, answer) = callback(&h, DECISION, &forge(&bot, &signature)).await;
     assert!(
         answer["ephemeral_text"]
             .as_str()
@@ -245,15 +225,7 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     // told the decision it lost to, and changes nothing.
     let mut late = forge(&h.user("ana").await.id, &signature);
     late["context"]["action"] = json!("deny");
-    let answer: Value = client
-        .post(format!("{callback}/mattermost/decision"))
-        .json(&late)
-        .send()
-        .await
-        .expect("callback")
-        .json()
-        .await
-        .expect("json");
+    let (_, answer) = callback(&h, DECISION, &late).await;
     assert_eq!(
         answer["ephemeral_text"], "Already decided: approved by @bo.",
         "{answer}"

@@ -30,11 +30,8 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
     let status = e2e::scenario::status_post(&h, &square).await;
     crash(&mut daemon);
 
-    let mut again = h.daemon();
-    again.wait_for("agents are listening");
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let _again = reboot(&h, vec![]);
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice.message.contains("after an unclean stop"),
         "{}",
@@ -97,20 +94,11 @@ async fn s7_3_a_turn_that_changed_nothing_is_queued_again_after_a_clean_stop_and
     daemon.wait_for("stopped cleanly");
     let _ = daemon.child.wait();
 
-    // Matched to the agent's prompt, so the next boot's model check does
-    // not take it.
-    h.model.sim.script(
-        "demo-model",
-        vec![Scripted {
-            matches: Some("You research.".into()),
-            ..reply("Here is the week, answered afresh.")
-        }],
+    let _again = reboot(
+        &h,
+        vec![(MIRA, reply("Here is the week, answered afresh."))],
     );
-    let mut again = h.daemon();
-    again.wait_for("agents are listening");
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice.message.contains("(a clean stop)"),
         "{}",
@@ -132,7 +120,7 @@ async fn s7_3_a_turn_that_changed_nothing_is_queued_again_after_a_clean_stop_and
     h.model.sim.release("forever");
 }
 
-/// Boots the daemon again after a crash, the model scripted with `answers`
+/// Boots the daemon again after a stop, the model scripted with `answers`
 /// matched to their agents' prompts (so the boot's model check takes none).
 fn reboot(h: &e2e::Harness, answers: Vec<(&str, Scripted)>) -> e2e::Daemon {
     let scripted = answers
@@ -146,6 +134,12 @@ fn reboot(h: &e2e::Harness, answers: Vec<(&str, Scripted)>) -> e2e::Daemon {
     let mut again = h.daemon();
     again.wait_for("agents are listening");
     again
+}
+
+/// The boot notice posted since `since` in the main channel (§7.3).
+async fn boot_notice(h: &e2e::Harness, channel: &str, since: i64) -> mattermost_wire::model::Post {
+    h.wait_post(channel, "collegium", "Collegium restarted", since)
+        .await
 }
 
 const MIRA: &str = "You research.";
@@ -173,9 +167,7 @@ async fn s7_3_a_crash_before_any_tool_queues_the_post_again_and_answers_it_afres
         &h,
         vec![(MIRA, reply("The week, answered after the crash."))],
     );
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice.message.contains("after an unclean stop")
             && notice.message.contains("1 post was queued again"),
@@ -202,9 +194,7 @@ async fn s7_3_after_unclean_stops_a_post_is_returned_at_most_once() {
 
     // It made a completion and changed nothing: returned, once.
     let mut again = reboot(&h, vec![(MIRA, read()), (MIRA, held("second"))]);
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice.message.contains("1 post was queued again"),
         "{}",
@@ -215,9 +205,7 @@ async fn s7_3_after_unclean_stops_a_post_is_returned_at_most_once() {
 
     let between = now_ms();
     let _third = reboot(&h, vec![]);
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", between)
-        .await;
+    let notice = boot_notice(&h, &square, between).await;
     assert!(
         notice
             .message
@@ -262,9 +250,7 @@ async fn s7_3_a_crash_after_a_tool_with_effects_never_runs_it_twice() {
     crash(&mut daemon);
 
     let _again = reboot(&h, vec![]);
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice
             .message
@@ -318,9 +304,7 @@ async fn s7_3_a_hand_off_a_crash_cut_off_reaches_its_colleague() {
     );
 
     let _again = reboot(&h, vec![(THEO, reply("Theo checked the numbers."))]);
-    let notice = h
-        .wait_post(&square, "collegium", "Collegium restarted", since)
-        .await;
+    let notice = boot_notice(&h, &square, since).await;
     assert!(
         notice
             .message
