@@ -108,6 +108,10 @@ pub fn render_bounded(facts: &PromptFacts<'_>, limit: usize, file: &str) -> Boun
     if whole.chars().count() <= limit {
         return Bounded::Whole(whole);
     }
+    // A person approves the very bytes a command runs: never a prefix.
+    if NEVER_CUT.contains(&facts.tool) {
+        return Bounded::NeverCut;
+    }
     let total = facts.payload.chars().count();
     let with = |shown: &str| {
         let mut text = render(&PromptFacts {
@@ -149,7 +153,13 @@ pub enum Bounded {
     Attached(String),
     /// Not even the line fits.
     TooLong,
+    /// Too long to show whole, and its tool's payload is never cut or
+    /// attached.
+    NeverCut,
 }
+
+/// Tools whose payload a prompt shows whole or not at all.
+pub const NEVER_CUT: &[&str] = &["shell::run"];
 
 /// The buttons (contract §C.1): Approve, Deny, Deny with reason, each
 /// calling the decision route with the approval's id and signature.
@@ -281,6 +291,26 @@ mod tests {
             Bounded::Whole(render(&facts))
         );
         assert_eq!(render_bounded(&facts, 50, "payload.json"), Bounded::TooLong);
+    }
+
+    #[test]
+    fn s3_7_a_shell_command_too_long_to_show_is_never_cut_or_attached() {
+        let command = format!("{{\"command\": \"{}\"}}", "echo x; ".repeat(500));
+        let facts = PromptFacts {
+            tool: "shell::run",
+            line: Provenance {
+                action: 1,
+                budget: 10,
+                asked_by: None,
+            },
+            earlier_denial: None,
+            payload: &command,
+        };
+        assert_eq!(render_bounded(&facts, 1_000, "p.json"), Bounded::NeverCut);
+        assert!(matches!(
+            render_bounded(&facts, 100_000, "p.json"),
+            Bounded::Whole(_)
+        ));
     }
 
     #[test]

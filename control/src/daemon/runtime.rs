@@ -26,21 +26,6 @@ use crate::tools::{Host, Registry, ToolRef};
 use crate::turns::services::{POST_LIMIT_REREAD, PostLimit, Seat, Services, SystemBot};
 use crate::workers::dispatch::Worker;
 
-/// The core tools this build serves itself; the others arrive with their
-/// features and are not offered before (§3.4: never offer what cannot run).
-const SERVED_CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
-/// The granted tools this daemon serves itself, offered to an agent that
-/// holds them.
-const SERVED_GRANTED: &[(&str, &str)] = &[
-    ("ask", "human"),
-    ("workspace", "write"),
-    ("workspace", "read"),
-    ("workspace", "list"),
-    ("workspace", "find"),
-    ("workspace", "grep"),
-    ("workspace", "stat"),
-];
-
 /// What the running agents need to stop.
 pub struct Running {
     stop: watch::Sender<bool>,
@@ -341,7 +326,7 @@ fn offered(
     registry: &Registry,
     workers: &BTreeMap<String, Arc<Worker>>,
 ) -> Vec<ToolRef> {
-    let mut tools: Vec<ToolRef> = SERVED_CORE
+    let mut tools: Vec<ToolRef> = crate::turns::calls::SERVED_CORE
         .iter()
         .map(|(namespace, tool)| ToolRef::new(*namespace, *tool))
         .collect();
@@ -359,7 +344,7 @@ fn offered(
     for tool in granted {
         let served = match registry.toolset(&tool.namespace).map(|t| &t.host) {
             Some(Host::Worker(_) | Host::Plugin) => workers.contains_key(&tool.namespace),
-            Some(Host::Daemon) => SERVED_GRANTED
+            Some(Host::Daemon) => crate::turns::calls::SERVED_GRANTED
                 .iter()
                 .any(|(namespace, name)| tool.namespace == *namespace && tool.tool == *name),
             None => false,

@@ -5,6 +5,7 @@
 //! on under the same budget; a plain post in the channel is not an answer.
 
 use collegium_control::callbacks::DECISION_ROUTE as DECISION;
+use collegium_control::callbacks::DIALOG_ROUTE;
 use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
@@ -104,7 +105,7 @@ async fn s3_7a_an_offered_answer_is_the_calls_result_and_a_plain_post_is_not() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_answer() {
     let (h, _daemon) = asking().await;
-    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -138,7 +139,20 @@ async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_an
     );
 
     h.click("ana", &prompt.id, "answer").await;
-    h.wait_dialog("ana").await;
+    let opened = h.wait_dialog("ana").await;
+    // The dialog's state answers for ana alone: sent as anyone else, it is
+    // refused (§6.4).
+    let state = opened.to_string();
+    let state = state
+        .split("\"state\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("the dialog carries its state: {opened}"))
+        .to_string();
+    let borrowed = json!({"callback_id": id, "state": state, "user_id": h.user("bo").await.id,
+                          "channel_id": square, "submission": {"answer": "forty, says bo"}});
+    let (status, _) = callback(&h, DIALOG_ROUTE, &borrowed).await;
+    assert_eq!(status, 403, "another person cannot submit ana's dialog");
     h.submit_dialog("ana", &square, json!({"answer": "about forty"}))
         .await;
     h.wait_post(&square, "mira", "Noted: about forty.", since)

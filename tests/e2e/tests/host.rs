@@ -110,3 +110,25 @@ async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
         "agents ops-bot and ops.bot would share the OS user `cg-ops-bot`; two agents never share one (§6.1): rename one of them"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_the_provisioner_never_follows_a_link_where_a_directory_goes() {
+    let h = Harness::start().await;
+    shell_deployment(&h);
+    if !geteuid().is_root() {
+        return;
+    }
+    let homes = h.dir.path().join("homes");
+    std::fs::create_dir_all(&homes).expect("homes");
+    let elsewhere = h.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::os::unix::fs::symlink(&elsewhere, homes.join("mira")).expect("link");
+    let refused = provision(&h.loaded()).expect_err("a link where mira's home goes");
+    assert!(matches!(refused, HostError::NotADirectory(_)), "{refused}");
+    assert_eq!(
+        owner_and_mode(&elsewhere).2,
+        0o755,
+        "what the link points at is untouched"
+    );
+}

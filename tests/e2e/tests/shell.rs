@@ -186,3 +186,29 @@ async fn s6_1_boot_refuses_a_shell_agent_the_host_is_not_laid_out_for() {
     );
     let _ = std::fs::remove_dir_all(&roots);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_the_worker_never_follows_a_link_where_its_own_directory_goes() {
+    let h = Harness::start().await;
+    let roots = shell_deployment(&h, "linked");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    // The runtime directory is the daemon's user's: a link it left where
+    // the worker's socket directory goes is refused, not followed.
+    let run = h.dir.path().join("run");
+    std::fs::create_dir_all(&run).expect("run");
+    let elsewhere = h.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, run.join("shell")).expect("link");
+    let refused = start_worker(&h).err().expect("refused");
+    assert!(
+        refused.contains("is not a directory of root's"),
+        "{refused}"
+    );
+    assert!(
+        std::fs::read_dir(&elsewhere).expect("dir").next().is_none(),
+        "nothing was made through the link"
+    );
+    let _ = std::fs::remove_dir_all(&roots);
+}

@@ -69,18 +69,15 @@ impl Turn<'_> {
         let limit = self.services.post_limit.get();
         let file = format!("{}-payload.json", tool.replace("::", "-"));
         // Over the post limit the payload is attached whole beside a bounded
-        // prefix; a shell command is never cut or attached, since the person
-        // must read the very bytes that run (§3.7).
+        // prefix, or, for a tool never cut (a command), refused (§3.7).
         let (text, attachment) = match prompt::render_bounded(&facts, limit, &file) {
             prompt::Bounded::Whole(text) => (text, None),
-            prompt::Bounded::Attached(text) if tool != "shell::run" => {
-                (text, Some((file, payload.clone().into_bytes())))
-            }
-            _ => {
+            prompt::Bounded::Attached(text) => (text, Some((file, payload.clone().into_bytes()))),
+            unshowable => {
                 return Ok(Asked::Unshowable(format!(
                     "The call did not run: its payload is {} characters, too long to show a person in one approval prompt (a post holds at most {limit}){}.",
                     payload.chars().count(),
-                    if tool == "shell::run" {
+                    if unshowable == prompt::Bounded::NeverCut {
                         "; a command is never cut or attached. Split the work into shorter commands"
                     } else {
                         ""
