@@ -1,5 +1,5 @@
 //! Compiles the `.proto` files with protox, a pure-Rust protobuf compiler, so the
-//! build never needs a system `protoc` (issue: foundation, ARCHITECTURE §2).
+//! build never needs a system `protoc` (ARCHITECTURE §2, §5).
 
 use std::error::Error;
 

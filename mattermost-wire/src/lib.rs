@@ -3,8 +3,9 @@
 //! the daemon uses for detection and stripping and the simulator for the
 //! `mentions` of a `posted` event, so the two never diverge (§4.5).
 //!
-//! Shapes follow `../shared/mattermost-contract.md`; Mattermost's own API
-//! reference is the authority where the two differ. Every field reads with a
+//! Shapes follow the Mattermost contract the simulator implements
+//! (`docs/mattermost-sim.md`); Mattermost's own API reference is the
+//! authority where the two differ. Every field reads with a
 //! default, so a server that omits one still parses.
 
 mod autolinks;

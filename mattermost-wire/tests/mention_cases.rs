@@ -1,4 +1,5 @@
-//! The mention grammar against the contract's table (§E.4) and the cases of
+//! The mention grammar against Mattermost's mention rules (contract §E.4,
+//! indexed in `docs/mattermost-sim.md`) and the cases of
 //! Mattermost's own mention-parser tests, restated as data in
 //! `tests/data/mention-cases.json`.
 

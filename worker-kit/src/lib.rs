@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod audit;
 pub mod client;
+pub mod deadline;
 pub mod grant;
 pub mod sandbox;
 pub mod serve;

@@ -8,3 +8,4 @@ pub mod output;
 pub mod request;
 pub mod run;
 pub mod service;
+pub mod settings;

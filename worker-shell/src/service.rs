@@ -20,6 +20,7 @@ use collegium_proto::toolset::v1::{
 };
 use collegium_worker_kit::admission::{Admission, now_ms};
 use collegium_worker_kit::audit::digest;
+use collegium_worker_kit::deadline::STOP_MARGIN;
 use collegium_worker_kit::sandbox;
 use serde_json::{Value, json};
 use tokio_stream::Stream;
@@ -28,12 +29,9 @@ use tonic::{Request, Response, Status};
 use crate::output;
 use crate::request::LaunchRequest;
 use crate::run::{CommandCgroup, Ending, run};
+use crate::settings::ShellSettings;
 
 pub const NAMESPACE: &str = "shell";
-
-/// What stopping a command takes (three signals a second apart, the output
-/// drained), and a margin for the answer to travel.
-const STOP_MARGIN_MS: u64 = 6_000;
 
 /// An agent as this host knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,8 +299,12 @@ impl ShellWorker {
         // The daemon gives up on the call at its deadline: the command is
         // stopped early enough that its signals, the drain and the answer
         // all land before then.
+        let settings = ShellSettings::parse(&call.settings_json);
         let left = call.deadline_unix_ms.saturating_sub(now_ms());
-        let deadline = Duration::from_millis(left.saturating_sub(STOP_MARGIN_MS).max(1_000));
+        let deadline = settings.deadline(Duration::from_millis(
+            left.saturating_sub(STOP_MARGIN.as_millis() as u64)
+                .max(1_000),
+        ));
         let finished = match run(&self.launcher, &request, cgroup.as_ref(), deadline).await {
             Ok(finished) => finished,
             Err(error) => {
@@ -329,21 +331,21 @@ impl ShellWorker {
                     message: format!(
                         "the command passed its deadline of {} s and was killed; whether it completed cannot be confirmed.\n{}",
                         deadline.as_secs(),
-                        output::text(&finished)
+                        output::text(&finished, settings.shown)
                     ),
                 }),
                 summary,
             ),
             Ending::Exited(_) => outcome(
                 tool_result::Outcome::Success(Success {
-                    text: output::text(&finished),
+                    text: output::text(&finished, settings.shown),
                     replay_line: Some(format!("[ran `{}`]", output::summary(&command))),
                     ..Success::default()
                 }),
                 summary,
             ),
         };
-        result.captures = output::captures(&finished);
+        result.captures = output::captures(&finished, settings.shown);
         result
     }
 }

@@ -1,5 +1,6 @@
 //! A thin typed client for the parts of Mattermost's API v4 Collegium uses
-//! (`../shared/mattermost-contract.md`). One instance acts with one token:
+//! (the Mattermost contract the simulator implements, `docs/mattermost-sim.md`).
+//! One instance acts with one token:
 //! an agent's, the system bot's, or (in the provisioner only) an admin's.
 
 use std::fmt;

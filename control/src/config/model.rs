@@ -33,9 +33,10 @@ pub struct Config {
     pub channels: Vec<Channel>,
     #[serde(default)]
     pub agents: Vec<Agent>,
-    /// The web toolset's deployment-wide policy (§3.4).
+    /// The web toolset's deployment-wide policy (§3.4). Absent, the
+    /// defaults apply.
     #[serde(default)]
-    pub web: Web,
+    pub web: Option<Web>,
     /// Deployment defaults per toolset, by namespace; each agent's own settings
     /// are merged over these shallowly, then parsed against the toolset's schema
     /// (§3.4).

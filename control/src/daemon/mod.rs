@@ -3,6 +3,7 @@
 //! (§7.3). Between the boot checks and the stop, the agents listen: one
 //! socket per bot, the lanes, and the turns they start (`runtime`).
 
+mod grants;
 mod logging;
 mod mattermost;
 mod models;
@@ -64,6 +65,8 @@ pub enum DaemonError {
     FrameworkWorker(#[from] crate::workers::framework::FrameworkError),
     #[error("boot refused: {0}")]
     Callbacks(String),
+    #[error("boot refused: {0}")]
+    Unserved(#[from] grants::Unserved),
     #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]
     Prompt {
         agent: String,

@@ -22,7 +22,7 @@ use crate::inference::{Provider, ProviderConfig, RetryPolicy, ToolSpec};
 use crate::lanes::Lanes;
 use crate::store::{AuthorKind, StoreHandle};
 use crate::tools::arguments::provider_schema;
-use crate::tools::{Host, Registry, ToolRef};
+use crate::tools::{Registry, ToolRef};
 use crate::turns::services::{POST_LIMIT_REREAD, PostLimit, Seat, Services, SystemBot};
 use crate::workers::dispatch::Worker;
 
@@ -75,6 +75,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
 
     let timezone =
         chrono_tz::Tz::from_str(&config.deployment.operator_timezone).unwrap_or(chrono_tz::Tz::UTC);
+    let mut offered = super::grants::offered(loaded, boot.registry, &boot.workers)?;
     let mut seats = BTreeMap::new();
     let mut known = vec![(
         system_account.user_id.clone(),
@@ -87,7 +88,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         let held = account(&agent.username)?;
         let declared = config.agents.iter().find(|a| a.username == agent.username);
         let own_prompt = own_prompt(loaded, agent.username.as_str())?;
-        let tools = offered(agent, boot.registry, &boot.workers);
+        let tools = offered.remove(&agent.username).unwrap_or_default();
         let specs = tool_specs(&tools, boot.registry);
         let has = |namespace: &str| tools.iter().any(|t| t.namespace == namespace);
         let prompt = system_prompt(&PromptFacts {
@@ -317,43 +318,6 @@ fn shell_commands(workers: &BTreeMap<String, Arc<Worker>>, agent: &str) -> Vec<S
                 .map(|c| c.available.clone())
         })
         .unwrap_or_default()
-}
-
-/// The tools an agent may call this boot: the core tools this build
-/// serves, and its granted tools whose host is running (§3.4).
-fn offered(
-    agent: &crate::config::resolved::ResolvedAgent,
-    registry: &Registry,
-    workers: &BTreeMap<String, Arc<Worker>>,
-) -> Vec<ToolRef> {
-    let mut tools: Vec<ToolRef> = crate::turns::calls::SERVED_CORE
-        .iter()
-        .map(|(namespace, tool)| ToolRef::new(*namespace, *tool))
-        .collect();
-    let granted = agent.tools.iter().cloned().chain(
-        agent
-            .whole_namespaces
-            .iter()
-            .filter_map(|ns| registry.toolset(ns))
-            .flat_map(|t| {
-                t.tools
-                    .iter()
-                    .map(|tool| ToolRef::new(&t.namespace, &tool.name))
-            }),
-    );
-    for tool in granted {
-        let served = match registry.toolset(&tool.namespace).map(|t| &t.host) {
-            Some(Host::Worker(_) | Host::Plugin) => workers.contains_key(&tool.namespace),
-            Some(Host::Daemon) => crate::turns::calls::SERVED_GRANTED
-                .iter()
-                .any(|(namespace, name)| tool.namespace == *namespace && tool.tool == *name),
-            None => false,
-        };
-        if served && registry.tool(&tool).is_some() && !tools.contains(&tool) {
-            tools.push(tool);
-        }
-    }
-    tools
 }
 
 /// The tools as the model sees them, size bounds left out (§7.2).

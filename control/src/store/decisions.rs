@@ -42,6 +42,17 @@ pub struct DecisionRecord {
 }
 
 impl DecisionRecord {
+    /// Whether this decision is a person's approval of `tool` for this very
+    /// turn and agent (§3.7, §6.2): an approval never carries over to another
+    /// turn's call, another agent's, or another tool.
+    pub fn approves(&self, turn_id: &str, agent: &str, tool: &str) -> bool {
+        self.outcome.as_deref() == Some("approved")
+            && self.kind == "approval"
+            && self.tool.as_deref() == Some(tool)
+            && self.turn_id == turn_id
+            && self.agent == agent
+    }
+
     /// Whether it asks a question (§3.7a) rather than for consent.
     pub fn is_question(&self) -> bool {
         self.kind == "ask"
@@ -216,5 +227,20 @@ mod tests {
         let recorded = store.decision("d1").expect("read").expect("row");
         assert_eq!(recorded.outcome.as_deref(), Some("approved"));
         assert_eq!(recorded.decided_by.as_deref(), Some("ana"));
+
+        // §3.7, §6.2: the approval is for this turn's call of this tool, by
+        // this agent, and for nothing else.
+        assert!(recorded.approves("t1", "mira", "fixture::write"));
+        assert!(!recorded.approves("t2", "mira", "fixture::write"), "another turn");
+        assert!(!recorded.approves("t1", "theo", "fixture::write"), "another agent");
+        assert!(!recorded.approves("t1", "mira", "fixture::delete"), "another tool");
+        let extension = DecisionRecord {
+            kind: "extension".into(),
+            ..recorded
+        };
+        assert!(
+            !extension.approves("t1", "mira", "fixture::write"),
+            "a budget extension approves no tool"
+        );
     }
 }

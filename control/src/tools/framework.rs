@@ -369,7 +369,9 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 "additionalProperties": false,
                 "properties": {
                     "deadline_secs": positive(),
-                    "output_prefix_bytes": positive(),
+                    // The shell worker captures at most 1 MiB of a stream;
+                    // it could not show more than it keeps.
+                    "output_prefix_bytes": {"type": "integer", "minimum": 1, "maximum": 1_048_576},
                     "probe_commands": {
                         "description": "Commands probed at boot as the agent's user; those found are named in the preamble (§3.4).",
                         "type": "array",

@@ -8,6 +8,7 @@ pub mod framework;
 pub mod names;
 pub mod registry;
 pub mod resolve;
+pub mod served;
 
 pub use names::ToolRef;
 pub use registry::{Gate, Host, Registry, ToolDeclaration, ToolsetDeclaration, ToolsetKind};

@@ -20,21 +20,6 @@ use crate::workers::dispatch::{CallOutcome, Dispatch};
 
 use super::services::{Seat, Services};
 
-/// The core tools this build serves itself; the others arrive with their
-/// features and are not offered before (§3.4: never offer what cannot run).
-pub const SERVED_CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
-/// The granted tools this daemon serves itself (`ask::human` in the runner,
-/// the workspace here), offered to an agent that holds them.
-pub const SERVED_GRANTED: &[(&str, &str)] = &[
-    ("ask", "human"),
-    ("workspace", "write"),
-    ("workspace", "read"),
-    ("workspace", "list"),
-    ("workspace", "find"),
-    ("workspace", "grep"),
-    ("workspace", "stat"),
-];
-
 /// What a call came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -451,9 +436,7 @@ async fn approved(scope: &CallScope<'_>, decision: Option<String>, tool: &ToolRe
         .await
         .ok()
         .flatten()
-        .is_some_and(|d| {
-            d.outcome.as_deref() == Some("approved") && d.tool.as_deref() == Some(wanted.as_str())
-        })
+        .is_some_and(|d| d.approves(scope.turn_id, &scope.seat.agent.username, &wanted))
 }
 
 async fn run_worker(

@@ -182,10 +182,7 @@ impl Worker {
                 Some(id) => store
                     .call(move |s| s.decision(&id))
                     .await?
-                    .is_some_and(|d| {
-                        d.outcome.as_deref() == Some("approved")
-                            && d.tool.as_deref() == Some(tool.as_str())
-                    }),
+                    .is_some_and(|d| d.approves(&dispatch.turn_id, &dispatch.agent, &tool)),
                 None => false,
             };
             if !approved {

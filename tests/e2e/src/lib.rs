@@ -151,23 +151,7 @@ username = "theo"
 display_name = "Theo the Operator"
 prompt = "You run operations."
 model = "demo"
-grants = ["mail"]
-
-[agents.settings.mail.mailbox]
-address = "ops@example.com"
-announce_channel = "ops"
-
-[agents.settings.mail.mailbox.imap]
-host = "imap.example.com"
-port = 993
-username = "ops@example.com"
-password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
-
-[agents.settings.mail.mailbox.smtp]
-host = "smtp.example.com"
-port = 587
-username = "ops@example.com"
-password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
+grants = ["ask"]
 "#,
             state = self.state_dir().display(),
             root = self.dir.path().display(),
@@ -236,6 +220,21 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
     pub fn run_plugin_as(&self, namespace: &str, user: &str) {
         let mut text = std::fs::read_to_string(&self.config).expect("config");
         text.push_str(&format!("\n[plugins.{namespace}]\nuser = \"{user}\"\n"));
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
+    /// Grants @theo the mail toolset with a mailbox announced in ~ops. This
+    /// build does not serve mail, so the daemon refuses to boot on it (A4);
+    /// provisioning still reads it (§3.1: an agent is put where its mail is
+    /// announced).
+    pub fn grant_theo_mail(&self) {
+        let text = std::fs::read_to_string(&self.config).expect("config");
+        let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"mail\"]", 1);
+        let text = format!(
+            "{text}\n[agents.settings.mail.mailbox]\naddress = \"ops@example.com\"\nannounce_channel = \"ops\"\n\n\
+             [agents.settings.mail.mailbox.imap]\nhost = \"imap.example.com\"\nport = 993\nusername = \"ops@example.com\"\npassword = {{ env = \"COLLEGIUM_E2E_UNUSED\" }}\n\n\
+             [agents.settings.mail.mailbox.smtp]\nhost = \"smtp.example.com\"\nport = 587\nusername = \"ops@example.com\"\npassword = {{ env = \"COLLEGIUM_E2E_UNUSED\" }}\n"
+        );
         std::fs::write(&self.config, text).expect("write config");
     }
 

@@ -255,3 +255,27 @@ async fn s3_10_boot_refuses_a_respond_to_all_channel_holding_two_agents() {
     let mut daemon = h.daemon();
     daemon.wait_for("collegium is running");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a4_boot_refuses_a_grant_this_build_does_not_serve_naming_agent_grant_and_what_is_missing()
+{
+    let h = Harness::start().await;
+    h.grant_mira(&["workspace", "memory", "web::fetch"]);
+    h.provision().await.expect("provisioned");
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("boot refused"), "{stderr}");
+    assert!(
+        stderr.contains("@mira (agents[0].grants[1]): the grant `memory` names only tools this build does not serve: memory::read"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("@mira (agents[0].grants[2]): the grant `web::fetch` names only tools this build does not serve: web::fetch. The browser worker"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("grants[0]"),
+        "a served grant is not named: {stderr}"
+    );
+    assert!(!stderr.contains("collegium is running"), "{stderr}");
+}

@@ -101,7 +101,7 @@ async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
     let text = text
         .replacen("username = \"mira\"", "username = \"ops-bot\"", 1)
         .replacen("username = \"theo\"", "username = \"ops.bot\"", 1)
-        .replacen("grants = [\"mail\"]", "grants = [\"mail\", \"shell\"]", 1);
+        .replacen("grants = [\"ask\"]", "grants = [\"ask\", \"shell\"]", 1);
     std::fs::write(&h.config, text).expect("write config");
     let refused =
         collegium_control::host::layout(&h.loaded(), "nobody").expect_err("two agents, one user");

@@ -47,6 +47,7 @@ async fn members(h: &Harness, name: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_1_a_fresh_server_is_provisioned_to_the_configuration() {
     let h = Harness::start().await;
+    h.grant_theo_mail();
     let outcome = h.provision().await.expect("provisioned");
     let changes = outcome.changes.join("\n");
     for expected in [

@@ -1,4 +1,4 @@
-//! Dispatch to a worker over the real wire (ARCHITECTURE §4, §7.1): the
+//! Dispatch to a worker over the real wire (ARCHITECTURE §4; spec §7.1): the
 //! fixture toolset as its own process, a real store, signed grants, the
 //! audit log anchored call by call, lost answers ended as each tool's
 //! declaration says, and peers judged by their real uids.

@@ -1,6 +1,6 @@
 //! A Mattermost API v4 simulator: a real HTTP and WebSocket server that
 //! behaves as Mattermost does for everything Collegium uses
-//! (`../shared/mattermost-contract.md`), with a browser client at `/` and a
+//! (`docs/mattermost-sim.md`), with a browser client at `/` and a
 //! test API under `/_sim/`. It stands in for Mattermost in every test and in
 //! the demo; where it and Mattermost disagree, Mattermost is right.
 

@@ -3,7 +3,8 @@
  *
  * A deliberately small Mattermost web client: plain ES2020, no framework, no build step,
  * no external resources. It speaks the real Mattermost REST API v4 and websocket protocol
- * (see shared/mattermost-contract.md, sections 0.3, A, B, C, D). Sections are marked "==== N.".
+ * (see docs/mattermost-sim.md and the contract sections it indexes: 0.3, A, B, C, D).
+ * This file's own sections are marked "==== N.".
  * Tests address elements through their data-testid attributes only.
  */
 'use strict';

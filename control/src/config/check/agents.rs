@@ -29,6 +29,7 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> V
         let skills = skills(config, agent, &path, registry, &holds, problems);
         schedules(config, agent, &path, problems);
         mailbox(config, &granted.settings, &path, problems);
+        shell_deadline(config, agent, &granted.settings, &path, problems);
         resolved.push(ResolvedAgent {
             username: agent.username.clone(),
             display_name: agent
@@ -327,6 +328,46 @@ fn mailbox(
         {
             secret_source(&secret, key.key(server).key("password"), problems);
         }
+    }
+}
+
+/// §3.4, §7.1: an agent's own shell deadline must leave the worker time to
+/// stop the command and answer before the daemon gives up on the call;
+/// otherwise the daemon's deadline, not the one configured, would decide.
+fn shell_deadline(
+    config: &Config,
+    agent: &Agent,
+    settings: &std::collections::BTreeMap<String, Value>,
+    path: &KeyPath,
+    problems: &mut Problems,
+) {
+    let Some(deadline) = settings
+        .get("shell")
+        .and_then(|s| s.get("deadline_secs"))
+        .and_then(Value::as_u64)
+    else {
+        return;
+    };
+    let margin = collegium_worker_kit::deadline::STOP_MARGIN.as_secs();
+    let daemon = u64::from(config.limits.tool_call_deadline_secs);
+    let room = daemon.saturating_sub(margin);
+    if deadline > room {
+        let own = agent
+            .settings
+            .get("shell")
+            .and_then(|s| s.get("deadline_secs"))
+            .is_some();
+        let key = if own {
+            path.key("settings").key("shell").key("deadline_secs")
+        } else {
+            KeyPath::root().key("settings").key("shell").key("deadline_secs")
+        };
+        problems.push(
+            key,
+            format!(
+                "a command deadline of {deadline} s does not fit under limits.tool_call_deadline_secs ({daemon} s): the worker keeps {margin} s to stop a command and answer, so at most {room} s"
+            ),
+        );
     }
 }
 

@@ -82,7 +82,7 @@ pub fn resolve(
             GrantName::Namespace(ns) => {
                 if let Some(toolset) = registry.toolset(ns) {
                     for tool in &toolset.tools {
-                        if settings_present(&tool.requires_settings, settings.get(ns)) {
+                        if tool.settings_satisfied(settings.get(ns)) {
                             tools.insert(ToolRef::new(ns, &tool.name));
                         }
                     }
@@ -90,7 +90,7 @@ pub fn resolve(
             }
             GrantName::Tool(tool) => {
                 if let Some(declared) = registry.tool(tool)
-                    && !settings_present(&declared.requires_settings, settings.get(&tool.namespace))
+                    && !declared.settings_satisfied(settings.get(&tool.namespace))
                 {
                     problems.push(
                         path.key("grants").index(*i),
@@ -236,12 +236,4 @@ fn settings_problems(
             problem
         })
         .collect()
-}
-
-fn settings_present(required: &[String], settings: Option<&Value>) -> bool {
-    required.iter().all(|key| {
-        settings
-            .and_then(|s| s.get(key))
-            .is_some_and(|v| !v.is_null())
-    })
 }

@@ -6,6 +6,7 @@ mod agents;
 mod deployment;
 mod grants;
 mod names;
+mod unbuilt;
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ pub fn check(config: &Config, registry: &Registry) -> Result<Vec<ResolvedAgent>,
     let mut problems = Problems::default();
     deployment::check(config, registry, &mut problems);
     let agents = agents::check(config, registry, &mut problems);
+    unbuilt::check(config, registry, &mut problems);
     if problems.is_empty() {
         Ok(agents)
     } else {

@@ -94,7 +94,6 @@ fn s3_8_system_prompt_of_a_plain_agent() {
         "## Colleagues",
         "## Actions and approvals",
         "## Memory",
-        "## Triggers",
         "action budget of 10 calls",
         "at most 64000 tokens",
         "about 32000 tokens",
@@ -105,6 +104,9 @@ fn s3_8_system_prompt_of_a_plain_agent() {
         assert!(prompt.contains(topic), "missing {topic:?}");
     }
     assert!(!prompt.contains("## Files"));
+    // A4: no trigger reaches an agent in this build, so none is promised.
+    assert!(!prompt.contains("## Triggers"), "promises triggers");
+    assert!(!prompt.contains("schedule"), "mentions schedules");
     check_snapshot("plain", &prompt);
 }
 
@@ -115,6 +117,13 @@ fn s3_8_system_prompt_of_a_shell_and_workspace_agent() {
     assert!(prompt.contains("does not police the shell's network"));
     assert!(prompt.contains("Your display name is Theo the Operator."));
     check_snapshot("shell-and-workspace", &prompt);
+}
+
+#[test]
+fn s3_4_a_shell_without_the_workspace_toolset_is_not_pointed_at_it() {
+    let prompt = render(&agent("theo", "Theo"), false, false, true);
+    assert!(prompt.contains("Your workspace is /var/lib/collegium-workspaces/theo."));
+    assert!(!prompt.contains("workspace tools"), "{prompt}");
 }
 
 #[test]

@@ -1,0 +1,56 @@
+//! Configuration this build parses but does not act on yet (A4). The file's
+//! shape covers the whole specification, so an operator can write a
+//! deployment once; but a key that would do nothing here is refused by name
+//! rather than accepted in silence, until the feature that acts on it lands
+//! and its line leaves this file.
+
+use crate::config::model::Config;
+use crate::config::problems::{KeyPath, Problems};
+use crate::tools::Registry;
+use crate::tools::served::any_built;
+
+pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
+    let root = KeyPath::root();
+    if config.callbacks.trigger_secret.is_some() {
+        problems.push(
+            root.key("callbacks").key("trigger_secret"),
+            not_acted_on("the trigger route (§4.2, §6.4) is not part of this build yet"),
+        );
+    }
+    if config.web.is_some() {
+        problems.push(
+            root.key("web"),
+            not_acted_on("the web toolset (§3.4) is not part of this build yet"),
+        );
+    }
+    for namespace in config.settings.keys() {
+        if let Some(toolset) = registry.toolset(namespace)
+            && !any_built(registry, toolset)
+        {
+            problems.push(
+                root.key("settings").key(namespace),
+                not_acted_on(&format!(
+                    "this build serves no tool of `{namespace}` yet"
+                )),
+            );
+        }
+    }
+    for (i, agent) in config.agents.iter().enumerate() {
+        if !agent.skills.is_empty() {
+            problems.push(
+                root.key("agents").index(i).key("skills"),
+                not_acted_on("skills (§3.5) are not part of this build yet: no agent can load one"),
+            );
+        }
+        if !agent.schedules.is_empty() {
+            problems.push(
+                root.key("agents").index(i).key("schedules"),
+                not_acted_on("schedules (§4.2) are not part of this build yet"),
+            );
+        }
+    }
+}
+
+fn not_acted_on(why: &str) -> String {
+    format!("{why}, so this would do nothing; remove it until it is (A4: nothing configured is ignored)")
+}

@@ -1,0 +1,98 @@
+//! What this build serves (§3.4, A4). The registry declares every toolset the
+//! specification names, so configuration can be checked against the whole
+//! surface; this module says which of those tools this build can actually
+//! run. Nothing is offered that cannot run, and nothing granted, configured
+//! or promised in a prompt is quietly dropped: a grant or a key this build
+//! does not act on is refused, naming it, until the feature lands and its
+//! tools are added here.
+
+use super::{Host, Registry, ToolRef, ToolsetDeclaration};
+
+/// The core tools this daemon serves itself, offered to every agent.
+pub const CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
+
+/// The granted tools this daemon serves itself (`ask::human` in the turn
+/// runner, the workspace toolset beside the calls).
+pub const DAEMON_GRANTED: &[(&str, &str)] = &[
+    ("ask", "human"),
+    ("workspace", "write"),
+    ("workspace", "read"),
+    ("workspace", "list"),
+    ("workspace", "find"),
+    ("workspace", "grep"),
+    ("workspace", "stat"),
+];
+
+/// The framework worker classes this build ships (ARCHITECTURE §4).
+pub const WORKER_CLASSES: &[&str] = &["shell"];
+
+/// Whether this build can run `tool` at all. A plugin's tools are served by
+/// its own process, whose `Describe` is checked at boot (§3.14).
+pub fn is_built(registry: &Registry, tool: &ToolRef) -> bool {
+    let Some(toolset) = registry.toolset(&tool.namespace) else {
+        return false;
+    };
+    if toolset.tool(&tool.tool).is_none() {
+        return false;
+    }
+    match &toolset.host {
+        Host::Daemon => CORE
+            .iter()
+            .chain(DAEMON_GRANTED)
+            .any(|(namespace, name)| tool.namespace == *namespace && tool.tool == *name),
+        Host::Worker(class) => WORKER_CLASSES.contains(&class.as_str()),
+        Host::Plugin => true,
+    }
+}
+
+/// Whether this build runs any tool of `toolset`: settings for a toolset
+/// that runs none of them would do nothing.
+pub fn any_built(registry: &Registry, toolset: &ToolsetDeclaration) -> bool {
+    toolset
+        .tools
+        .iter()
+        .any(|t| is_built(registry, &ToolRef::new(&toolset.namespace, &t.name)))
+}
+
+/// What serves `toolset`'s calls, as an operator would look for it.
+pub fn server_of(toolset: &ToolsetDeclaration) -> String {
+    match &toolset.host {
+        Host::Daemon => "the daemon".to_string(),
+        Host::Worker(class) => format!("the {class} worker (collegium-worker-{class})"),
+        Host::Plugin => format!("the plugin `{}`", toolset.namespace),
+    }
+}
+
+/// The core tools every agent is offered.
+pub fn core_tools() -> impl Iterator<Item = ToolRef> {
+    CORE.iter()
+        .map(|(namespace, tool)| ToolRef::new(*namespace, *tool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_named_as_served_is_declared() {
+        let registry = Registry::framework();
+        for (namespace, tool) in CORE.iter().chain(DAEMON_GRANTED) {
+            let tool = ToolRef::new(*namespace, *tool);
+            assert!(registry.tool(&tool).is_some(), "{tool} is not declared");
+            assert!(is_built(&registry, &tool), "{tool}");
+        }
+    }
+
+    #[test]
+    fn toolsets_whose_feature_has_not_landed_are_not_built() {
+        let registry = Registry::framework();
+        for namespace in ["memory", "tasks", "conversations", "web", "mail"] {
+            let toolset = registry.toolset(namespace).expect("declared");
+            assert!(!any_built(&registry, toolset), "{namespace}");
+        }
+        for namespace in ["workspace", "ask", "shell"] {
+            let toolset = registry.toolset(namespace).expect("declared");
+            assert!(any_built(&registry, toolset), "{namespace}");
+        }
+    }
+}
