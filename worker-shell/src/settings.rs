@@ -63,12 +63,19 @@ mod tests {
 
     #[test]
     fn s3_4_the_agents_deadline_and_prefix_are_read_from_the_call() {
-        let settings =
-            ShellSettings::parse(r#"{"deadline_secs": 3, "output_prefix_bytes": 100, "probe_commands": ["git"]}"#);
+        let settings = ShellSettings::parse(
+            r#"{"deadline_secs": 3, "output_prefix_bytes": 100, "probe_commands": ["git"]}"#,
+        );
         assert_eq!(settings.deadline, Some(Duration::from_secs(3)));
         assert_eq!(settings.shown, 100);
-        assert_eq!(settings.deadline(Duration::from_secs(60)), Duration::from_secs(3));
-        assert_eq!(settings.deadline(Duration::from_secs(2)), Duration::from_secs(2));
+        assert_eq!(
+            settings.deadline(Duration::from_secs(60)),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            settings.deadline(Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
     }
 
     #[test]

@@ -101,7 +101,8 @@ fn missing(
         ));
     }
     let needs_process = matches!(toolset.host, Host::Worker(_) | Host::Plugin);
-    let holds_any = named.iter().any(|t| agent.holds(t)) || matches!(grant, GrantName::Namespace(_));
+    let holds_any =
+        named.iter().any(|t| agent.holds(t)) || matches!(grant, GrantName::Namespace(_));
     if needs_process && holds_any && !workers.contains_key(namespace) {
         return Some(format!(
             "needs {}, which is not running",

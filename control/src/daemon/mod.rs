@@ -115,8 +115,6 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             plugins = toolsets.running.len(),
             "declaration registry complete"
         );
-        let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
-        let (previous, started) = record_start(&store, &boot_id).await?;
         let mut workers: std::collections::BTreeMap<_, _> = toolsets
             .running
             .iter()
@@ -125,11 +123,16 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         workers.extend(
             crate::workers::framework::connect(&loaded, &toolsets.registry, &signer).await?,
         );
+        // Every grant is served before this boot counts as a run (A4).
+        let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
+        let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
+        let (previous, started) = record_start(&store, &boot_id).await?;
         let agents = runtime::start(runtime::Boot {
             loaded: &loaded,
             credentials: &credentials,
             registry: &toolsets.registry,
             workers,
+            offered,
             signer,
             store: store.clone(),
             boot_id: boot_id.clone(),

@@ -42,6 +42,8 @@ pub struct Boot<'a> {
     pub credentials: &'a Credentials,
     pub registry: &'a Registry,
     pub workers: BTreeMap<String, Arc<Worker>>,
+    /// The tools each agent is offered, every grant served (`grants.rs`).
+    pub offered: BTreeMap<String, Vec<ToolRef>>,
     pub signer: collegium_worker_kit::grant::GrantSigner,
     pub store: StoreHandle,
     pub boot_id: String,
@@ -75,7 +77,7 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
 
     let timezone =
         chrono_tz::Tz::from_str(&config.deployment.operator_timezone).unwrap_or(chrono_tz::Tz::UTC);
-    let mut offered = super::grants::offered(loaded, boot.registry, &boot.workers)?;
+    let mut offered = boot.offered;
     let mut seats = BTreeMap::new();
     let mut known = vec![(
         system_account.user_id.clone(),

@@ -231,9 +231,18 @@ mod tests {
         // §3.7, §6.2: the approval is for this turn's call of this tool, by
         // this agent, and for nothing else.
         assert!(recorded.approves("t1", "mira", "fixture::write"));
-        assert!(!recorded.approves("t2", "mira", "fixture::write"), "another turn");
-        assert!(!recorded.approves("t1", "theo", "fixture::write"), "another agent");
-        assert!(!recorded.approves("t1", "mira", "fixture::delete"), "another tool");
+        assert!(
+            !recorded.approves("t2", "mira", "fixture::write"),
+            "another turn"
+        );
+        assert!(
+            !recorded.approves("t1", "theo", "fixture::write"),
+            "another agent"
+        );
+        assert!(
+            !recorded.approves("t1", "mira", "fixture::delete"),
+            "another tool"
+        );
         let extension = DecisionRecord {
             kind: "extension".into(),
             ..recorded

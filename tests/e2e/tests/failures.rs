@@ -61,7 +61,16 @@ async fn play(row: Row) -> (Harness, e2e::Daemon, String, mattermost_wire::model
     h.say("ana", &square, "@mira and now?").await;
     h.wait_post(&square, "mira", "Picked up again.", since)
         .await;
-    assert!(store(&h).queued("mira", &square).expect("queue").is_empty());
+    // The turn records what it took as it ends, which can land just after
+    // its reply is posted: wait for the store, bounded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !store(&h).queued("mira", &square).expect("queue").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the queue was left standing"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     (h, daemon, square, said)
 }
 

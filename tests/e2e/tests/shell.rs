@@ -171,6 +171,58 @@ async fn a2_an_approved_command_runs_as_the_agent_and_reads_what_the_daemon_wrot
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn s3_4_the_shell_settings_bound_what_a_command_shows_and_how_long_it_runs() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h, "settings");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    // The deployment's shell settings (§3.4): a 5-byte prefix and a 2 s
+    // deadline, far under the 114 s the daemon's call deadline leaves.
+    let mut text = std::fs::read_to_string(&h.config).expect("config");
+    text.push_str("\n[settings.shell]\noutput_prefix_bytes = 5\ndeadline_secs = 2\n");
+    std::fs::write(&h.config, text).expect("write config");
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let _worker = start_worker(&h).expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("shell__run", json!({"command": "echo 0123456789"}))]),
+            calls(&[("shell__run", json!({"command": "sleep 60"}))]),
+            reply("Done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira count, then wait").await;
+    let count = h.wait_post(&square, "mira", "echo 0123456789", since).await;
+    h.click("ana", &count.id, "approve").await;
+    let wait = h.wait_post(&square, "mira", "sleep 60", since).await;
+    h.click("ana", &wait.id, "approve").await;
+    // Killed at the agent's 2 s, not the daemon's 114 s: the notice comes
+    // well inside the wait's 30 s.
+    h.wait_post(
+        &square,
+        "mira",
+        "shell::run did not answer in time, and whether it completed cannot be confirmed",
+        since,
+    )
+    .await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert!(
+        results[0].starts_with("exit status 0\n[stdout]\n01234\n")
+            && results[0].contains("[stdout: the first 5 of 11 bytes are shown; 6 more were not]"),
+        "{}",
+        results[0]
+    );
+    let _ = std::fs::remove_dir_all(&roots);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn s6_1_boot_refuses_a_shell_agent_the_host_is_not_laid_out_for() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "refused");

@@ -360,7 +360,10 @@ fn shell_deadline(
         let key = if own {
             path.key("settings").key("shell").key("deadline_secs")
         } else {
-            KeyPath::root().key("settings").key("shell").key("deadline_secs")
+            KeyPath::root()
+                .key("settings")
+                .key("shell")
+                .key("deadline_secs")
         };
         problems.push(
             key,

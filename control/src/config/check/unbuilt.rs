@@ -29,9 +29,7 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
         {
             problems.push(
                 root.key("settings").key(namespace),
-                not_acted_on(&format!(
-                    "this build serves no tool of `{namespace}` yet"
-                )),
+                not_acted_on(&format!("this build serves no tool of `{namespace}` yet")),
             );
         }
     }
@@ -52,5 +50,7 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
 }
 
 fn not_acted_on(why: &str) -> String {
-    format!("{why}, so this would do nothing; remove it until it is (A4: nothing configured is ignored)")
+    format!(
+        "{why}, so this would do nothing; remove it until it is (A4: nothing configured is ignored)"
+    )
 }

@@ -229,8 +229,11 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
     }
     // No trigger reaches an agent in this build (§4.2 is not built yet), so
     // the prompt does not promise any: the section returns with the feature.
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
     out.push_str(
-        "\n## Limits on you\n\
+        "## Limits on you\n\
          You cannot change your prompt, your tools or this framework. Do not try.\n",
     );
 }
