@@ -3,6 +3,8 @@
 //! recorded (`store`), decided (`activation`), given to its agent's lane
 //! (`lanes`, `queue`), run as a turn (`turns`, `context`, `inference`),
 //! whose calls go to tools (`tools`, `workers`) and whose output is posted.
+//! The runtime context those stages share (`services`) is built at boot
+//! (`daemon`) and sits above them: it imports none of its users.
 
 pub mod activation;
 pub mod approvals;
@@ -19,6 +21,7 @@ pub mod loops;
 pub mod ownership;
 pub mod queue;
 pub mod restart;
+pub mod services;
 pub mod skills;
 pub mod stalls;
 pub mod status;

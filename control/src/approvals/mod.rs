@@ -14,6 +14,12 @@ use std::sync::Mutex;
 
 use tokio::sync::oneshot;
 
+/// The callback route an approval's buttons call; the prompt names it, and
+/// the callback server serves it.
+pub const DECISION_ROUTE: &str = "/mattermost/decision";
+/// The callback route the denial-reason dialog submits to.
+pub const DIALOG_ROUTE: &str = "/mattermost/dialog";
+
 /// How a person decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decided {

@@ -18,8 +18,7 @@ use crate::chat::directory::framework_post;
 use crate::commands;
 use crate::context::window::local_time;
 use crate::store::ChannelKind;
-use crate::turns::control::{Halt, Steer, SteerRefused};
-use crate::turns::services::Services;
+use crate::services::{Halt, Services, Steer, SteerRefused};
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -36,9 +35,10 @@ fn ephemeral(text: &str) -> Json<Value> {
 }
 
 pub async fn command(
-    State(services): State<Arc<Services>>,
+    State(routes): State<super::Routes>,
     Form(request): Form<CommandRequest>,
 ) -> Result<Json<Value>, StatusCode> {
+    let services = &routes.services;
     if services.command_token.is_empty() || !same(&request.token, &services.command_token) {
         warn!("a command request without the command's token");
         return Err(StatusCode::UNAUTHORIZED);
@@ -49,11 +49,11 @@ pub async fn command(
     info!(user = %request.user_name, subcommand = %sub, "command");
     Ok(match sub.as_str() {
         "" | "help" => ephemeral(&commands::listing()),
-        "stop" | "kill" => halt(&services, &request, sub == "kill").await,
-        "queue" => queue(&services, &request, rest.first().copied()).await,
-        "approvals" => approvals(&services, rest.first().copied()).await,
-        "steer" => steer(&services, &request, &rest),
-        "resume" => resume(&services, &request).await,
+        "stop" | "kill" => halt(services, &request, sub == "kill").await,
+        "queue" => queue(services, &request, rest.first().copied()).await,
+        "approvals" => approvals(services, rest.first().copied()).await,
+        "steer" => steer(services, &request, &rest),
+        "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
@@ -164,7 +164,11 @@ fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<
 
 /// `resume` (§7.4): clears a ceiling halt on a person's authority,
 /// attributably, and drains what waited, as boot does.
-async fn resume(services: &Services, request: &CommandRequest) -> Json<Value> {
+async fn resume(
+    services: &Services,
+    lanes: &tokio::sync::mpsc::Sender<crate::lanes::LaneInput>,
+    request: &CommandRequest,
+) -> Json<Value> {
     let now = chrono::Utc::now().timestamp_millis();
     if services.controls.global_halt().is_none() {
         return ephemeral("Nothing is halted.");
@@ -188,20 +192,18 @@ async fn resume(services: &Services, request: &CommandRequest) -> Json<Value> {
         ),
     )
     .await;
-    let lanes = services
+    let standing = services
         .store
         .call(|s| s.lanes_with_queued())
         .await
         .unwrap_or_default();
-    if let Some(inbox) = services.lanes.get() {
-        for (agent, channel_id) in lanes {
-            let _ = inbox
-                .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
-                    agent,
-                    channel_id,
-                }))
-                .await;
-        }
+    for (agent, channel_id) in standing {
+        let _ = lanes
+            .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
+                agent,
+                channel_id,
+            }))
+            .await;
     }
     ephemeral("Resumed.")
 }

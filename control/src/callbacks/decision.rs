@@ -19,7 +19,7 @@ use super::DIALOG_ROUTE;
 use crate::approvals::{Decided, prompt, question, sign};
 use crate::store::AuthorKind;
 use crate::store::decisions::DecisionRecord;
-use crate::turns::services::Services;
+use crate::services::Services;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]

@@ -12,16 +12,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::FromRef;
 use axum::routing::post;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
-use crate::turns::services::Services;
+use crate::lanes::LaneInput;
+use crate::services::Services;
 
-/// The route approval buttons call.
-pub const DECISION_ROUTE: &str = "/mattermost/decision";
-/// The route the denial-reason dialog submits to.
-pub const DIALOG_ROUTE: &str = "/mattermost/dialog";
+pub use crate::approvals::{DECISION_ROUTE, DIALOG_ROUTE};
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot listen for callbacks on {addr}: {source}")]
@@ -30,10 +29,25 @@ pub struct BindError {
     pub source: std::io::Error,
 }
 
+/// What the routes work with: the runtime context, and the lanes' inbox,
+/// where `/collegium resume` asks each standing queue to drain (§7.4). The
+/// callbacks are an input to the lanes, as the chat feed is.
+#[derive(Clone)]
+pub struct Routes {
+    pub services: Arc<Services>,
+    pub lanes: mpsc::Sender<LaneInput>,
+}
+
+impl FromRef<Routes> for Arc<Services> {
+    fn from_ref(routes: &Routes) -> Self {
+        routes.services.clone()
+    }
+}
+
 /// Binds the callback address; the server then runs until `stop`.
 pub async fn serve(
     addr: SocketAddr,
-    services: Arc<Services>,
+    routes: Routes,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), BindError> {
     let listener = tokio::net::TcpListener::bind(addr)
@@ -43,7 +57,7 @@ pub async fn serve(
         .route(DECISION_ROUTE, post(decision::click))
         .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
-        .with_state(services);
+        .with_state(routes);
     info!(%addr, "listening for Mattermost callbacks");
     tokio::spawn(async move {
         let served = axum::serve(listener, router)

@@ -8,6 +8,7 @@ mod logging;
 mod mattermost;
 mod models;
 mod runtime;
+mod seats;
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,6 +1,8 @@
-//! Bringing the agents up (§3.1, §8.2): a seat per agent — its own session,
-//! its model, its system prompt rendered once, the tools it may call this
-//! boot — then the lanes, the feed, and one socket per bot account.
+//! Bringing the agents up (§3.1, §8.2), phase by phase: the system bot and
+//! the server's post limit, a seat per agent (`seats.rs`), the runtime
+//! context every later stage shares, the restart's recovery (§7.3), then
+//! listening — the callback server, one socket per bot, the feed and the
+//! watches.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -10,20 +12,18 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 use super::DaemonError;
+use super::seats::{account, seats};
 use crate::chat::Rest;
 use crate::chat::credentials::Credentials;
 use crate::chat::directory::{Directory, Known};
 use crate::chat::feed::{Feed, FeedBot};
 use crate::chat::socket::{self, BotSocket};
 use crate::config::LoadedConfig;
-use crate::config::model::{Personality, Triggering};
-use crate::context::prompt::{PromptFacts, system_prompt};
-use crate::inference::{Provider, ProviderConfig, RetryPolicy, ToolSpec};
-use crate::lanes::Lanes;
+use crate::config::model::Triggering;
+use crate::lanes::{LaneInput, LaneKey, Lanes};
+use crate::services::{Controls, POST_LIMIT_REREAD, PostLimit, Seat, Services, SystemBot};
 use crate::store::{AuthorKind, StoreHandle};
-use crate::tools::arguments::provider_schema;
 use crate::tools::{Registry, ToolRef};
-use crate::turns::services::{POST_LIMIT_REREAD, PostLimit, Seat, Services, SystemBot};
 use crate::workers::dispatch::Worker;
 
 /// What the running agents need to stop.
@@ -54,138 +54,81 @@ pub struct Boot<'a> {
 
 /// Starts the agents.
 pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
-    let loaded = boot.loaded;
-    let config = &loaded.config;
-    let base = Rest::new(&config.mattermost.url).map_err(DaemonError::Http)?;
-    let account = |username: &str| {
-        boot.credentials
-            .accounts
-            .get(username)
-            .ok_or_else(|| DaemonError::MattermostNotReady {
-                problems: format!("there is no token for @{username}"),
-                fix: format!(
-                    "collegium-provision mattermost --config {}",
-                    loaded.path.display()
-                ),
-            })
-    };
-    let system_name = config.mattermost.system_bot.username.clone();
-    let system_account = account(&system_name)?;
-    let system_rest = base.with_token(&system_account.token);
-    let post_limit = PostLimit::new(system_rest.clone());
+    let base = Rest::new(&boot.loaded.config.mattermost.url).map_err(DaemonError::Http)?;
+    let system_bot = system_bot(&boot, &base)?;
+    let post_limit = PostLimit::new(system_bot.rest.clone());
     post_limit.refresh().await;
+    let seats = seats(&boot, &base)?;
+    let previous = boot.previous.clone();
+    let started = boot.started;
+    let loaded = boot.loaded;
+    let credentials = boot.credentials;
+    let store = boot.store.clone();
+    let services = Arc::new(context(boot, seats, system_bot, post_limit.clone()));
+    let swept = match crate::restart::sweep(&services, previous.as_ref()).await {
+        Ok(swept) => swept,
+        Err(error) => {
+            warn!(%error, "the restart sweep failed; abandoned turns stay open");
+            crate::restart::Swept::default()
+        }
+    };
+    let lanes = Lanes::spawn(services.clone());
+    recover(&services, &lanes, loaded, credentials, previous.as_ref(), started, &swept).await;
+    let running = listen(loaded, credentials, &base, services, store, lanes).await?;
+    tokio::spawn(reread_post_limit(post_limit, running.stop.subscribe()));
+    Ok(running)
+}
 
-    let timezone =
-        chrono_tz::Tz::from_str(&config.deployment.operator_timezone).unwrap_or(chrono_tz::Tz::UTC);
-    let mut offered = boot.offered;
-    let mut seats = BTreeMap::new();
-    let mut known = vec![(
-        system_account.user_id.clone(),
-        Known {
-            username: system_name.clone(),
-            kind: AuthorKind::SystemBot,
-        },
-    )];
-    for agent in &loaded.agents {
-        let held = account(&agent.username)?;
-        let declared = config.agents.iter().find(|a| a.username == agent.username);
-        let own_prompt = own_prompt(loaded, agent.username.as_str())?;
-        let tools = offered.remove(&agent.username).unwrap_or_default();
-        let specs = tool_specs(&tools, boot.registry);
-        let has = |namespace: &str| tools.iter().any(|t| t.namespace == namespace);
-        let prompt = system_prompt(&PromptFacts {
-            agent,
-            offered: &tools,
-            own_prompt: &own_prompt,
-            personality: declared
-                .and_then(|a| a.personality)
-                .unwrap_or(Personality::Collegial),
-            limits: &config.limits,
-            operator_timezone: &config.deployment.operator_timezone,
-            workspaces_root: &config.deployment.workspaces_root,
-            homes_root: &config.deployment.homes_root,
-            shell_commands: &shell_commands(&boot.workers, &agent.username),
-            holds_memory: has("memory"),
-            holds_workspace: has("workspace"),
-            holds_shell: has("shell"),
-        });
-        let model = config.models.get(&agent.model).ok_or_else(|| {
-            DaemonError::ModelsRefused(format!(
-                "no model `{}` for @{}",
-                agent.model, agent.username
-            ))
-        })?;
-        let api_key = match &model.api_key {
-            Some(secret) => Some(secret.reveal().map_err(|source| DaemonError::Secret {
-                key: format!("models.{}.api_key", agent.model),
-                source,
-            })?),
-            None => None,
-        };
-        let provider = Provider::new(
-            ProviderConfig::from_model(model, api_key),
-            RetryPolicy::default(),
-        )
-        .map_err(DaemonError::Http)?;
-        known.push((
-            held.user_id.clone(),
-            Known {
-                username: agent.username.clone(),
-                kind: AuthorKind::Agent,
-            },
-        ));
-        seats.insert(
-            agent.username.clone(),
-            Seat {
-                agent: agent.clone(),
-                expertise: declared.map(|a| a.expertise.clone()).unwrap_or_default(),
-                user_id: held.user_id.clone(),
-                rest: base.with_token(&held.token),
-                provider,
-                system_prompt: prompt,
-                tools: specs,
-                held: tools,
-            },
-        );
-    }
-    let display_names = loaded
-        .agents
-        .iter()
-        .map(|a| (a.username.clone(), a.display_name.clone()))
-        .collect();
-    let services = Arc::new(Services {
-        store: boot.store.clone(),
+/// The system bot's session.
+fn system_bot(boot: &Boot<'_>, base: &Rest) -> Result<SystemBot, DaemonError> {
+    let username = boot.loaded.config.mattermost.system_bot.username.clone();
+    let held = account(boot, &username)?;
+    Ok(SystemBot {
+        username,
+        user_id: held.user_id.clone(),
+        rest: base.with_token(&held.token),
+    })
+}
+
+/// The runtime context every later stage shares.
+fn context(
+    boot: Boot<'_>,
+    seats: BTreeMap<String, Seat>,
+    system_bot: SystemBot,
+    post_limit: PostLimit,
+) -> Services {
+    let config = &boot.loaded.config;
+    let command_token = boot
+        .credentials
+        .command
+        .as_ref()
+        .map(|c| c.token.clone())
+        .unwrap_or_default();
+    Services {
+        store: boot.store,
         seats,
-        system_bot: SystemBot {
-            username: system_name.clone(),
-            user_id: system_account.user_id.clone(),
-            rest: system_rest.clone(),
-        },
+        system_bot,
         limits: config.limits.clone(),
-        timezone,
+        // The configuration check refused any other timezone.
+        timezone: chrono_tz::Tz::from_str(&config.deployment.operator_timezone)
+            .unwrap_or(chrono_tz::Tz::UTC),
         timezone_name: config.deployment.operator_timezone.clone(),
         workspaces_root: config.deployment.workspaces_root.clone(),
         registry: boot.registry.clone(),
         workers: boot.workers,
         signer: boot.signer,
-        post_limit: post_limit.clone(),
+        post_limit,
         boot_id: boot.boot_id,
-        display_names,
-        controls: crate::turns::control::Controls::default(),
+        display_names: boot
+            .loaded
+            .agents
+            .iter()
+            .map(|a| (a.username.clone(), a.display_name.clone()))
+            .collect(),
+        controls: Controls::default(),
         parked: Arc::new(crate::approvals::Parked::default()),
-        decision_key: boot
-            .credentials
-            .command
-            .as_ref()
-            .map(|c| c.token.clone())
-            .unwrap_or_default(),
-        command_token: boot
-            .credentials
-            .command
-            .as_ref()
-            .map(|c| c.token.clone())
-            .unwrap_or_default(),
-        lanes: std::sync::OnceLock::new(),
+        decision_key: command_token.clone(),
+        command_token,
         main_channel_id: std::sync::OnceLock::new(),
         callback_url: config
             .callbacks
@@ -198,48 +141,81 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
             .filter(|c| c.triggering == Triggering::RespondToAll)
             .map(|c| c.name.clone())
             .collect(),
-    });
-    let swept = match crate::restart::sweep(&services, boot.previous.as_ref()).await {
-        Ok(swept) => swept,
-        Err(error) => {
-            warn!(%error, "the restart sweep failed; abandoned turns stay open");
-            crate::restart::Swept::default()
-        }
-    };
-    let lanes = Lanes::spawn(services.clone());
-    let _ = services.lanes.set(lanes.clone());
+    }
+}
+
+/// After an unclean stop: the lanes the sweep requeued drain, and the main
+/// channel hears how the previous run ended (§7.3).
+async fn recover(
+    services: &Arc<Services>,
+    lanes: &mpsc::Sender<LaneInput>,
+    loaded: &LoadedConfig,
+    credentials: &Credentials,
+    previous: Option<&crate::store::ProcessRun>,
+    started: i64,
+    swept: &crate::restart::Swept,
+) {
     for (agent, channel_id) in &swept.requeued {
         let _ = lanes
-            .send(crate::lanes::LaneInput::Drain(crate::lanes::LaneKey {
+            .send(LaneInput::Drain(LaneKey {
                 agent: agent.clone(),
                 channel_id: channel_id.clone(),
             }))
             .await;
     }
-    if let Ok(Some(main)) = system_rest
-        .channel_by_name(&boot.credentials.team_id, &config.deployment.main_channel)
+    if let Ok(Some(main)) = services
+        .system_bot
+        .rest
+        .channel_by_name(&credentials.team_id, &loaded.config.deployment.main_channel)
         .await
     {
         let _ = services.main_channel_id.set(main.id.clone());
-        crate::restart::post_notice(
-            &services,
-            &main.id,
-            boot.previous.as_ref(),
-            boot.started,
-            &swept,
-        )
-        .await;
+        crate::restart::post_notice(services, &main.id, previous, started, swept).await;
     }
+}
+
+/// The inputs: the callback server, one socket per bot into the feed, and
+/// the stall and membership watches.
+async fn listen(
+    loaded: &LoadedConfig,
+    credentials: &Credentials,
+    base: &Rest,
+    services: Arc<Services>,
+    store: StoreHandle,
+    lanes: mpsc::Sender<LaneInput>,
+) -> Result<Running, DaemonError> {
+    let config = &loaded.config;
     let (stop, stopped) = watch::channel(false);
-    crate::callbacks::serve(config.callbacks.bind, services.clone(), stopped.clone())
+    let routes = crate::callbacks::Routes {
+        services: services.clone(),
+        lanes: lanes.clone(),
+    };
+    crate::callbacks::serve(config.callbacks.bind, routes, stopped.clone())
         .await
         .map_err(|e| DaemonError::Callbacks(e.to_string()))?;
-    let directory = Arc::new(Directory::new(system_rest, known));
+    let system = &services.system_bot;
+    let mut known = vec![(
+        system.user_id.clone(),
+        Known {
+            username: system.username.clone(),
+            kind: AuthorKind::SystemBot,
+        },
+    )];
+    known.extend(services.seats.values().map(|seat| {
+        (
+            seat.user_id.clone(),
+            Known {
+                username: seat.agent.username.clone(),
+                kind: AuthorKind::Agent,
+            },
+        )
+    }));
+    let directory = Arc::new(Directory::new(system.rest.clone(), known));
     let (events, inbox) = mpsc::channel(4096);
     let mut bots = BTreeMap::new();
     let url = socket::url_for(&config.mattermost.url);
-    for (username, held) in &boot.credentials.accounts {
-        let is_ours = username == &system_name || services.seats.contains_key(username);
+    for (username, held) in &credentials.accounts {
+        let is_ours = username == &system.username || services.seats.contains_key(username);
         if !is_ours {
             continue;
         }
@@ -261,19 +237,15 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         ));
     }
     let feed = Feed {
-        store: boot.store,
+        store,
         directory,
-        team_id: boot.credentials.team_id.clone(),
+        team_id: credentials.team_id.clone(),
         bots,
         lanes,
     };
     tokio::spawn(feed.run(inbox));
     tokio::spawn(crate::stalls::watch(services.clone(), stopped.clone()));
-    tokio::spawn(crate::loops::membership::watch(
-        services.clone(),
-        stopped.clone(),
-    ));
-    tokio::spawn(reread_post_limit(post_limit, stopped));
+    tokio::spawn(crate::loops::membership::watch(services.clone(), stopped));
     info!(agents = services.seats.len(), "agents are listening");
     Ok(Running { stop })
 }
@@ -287,56 +259,4 @@ async fn reread_post_limit(limit: PostLimit, mut stop: watch::Receiver<bool>) {
             _ = stop.changed() => return,
         }
     }
-}
-
-/// The agent's prompt: inline, or its file beneath the resources root.
-fn own_prompt(loaded: &LoadedConfig, username: &str) -> Result<String, DaemonError> {
-    let Some(agent) = loaded.config.agents.iter().find(|a| a.username == username) else {
-        return Ok(String::new());
-    };
-    if let Some(prompt) = &agent.prompt {
-        return Ok(prompt.clone());
-    }
-    let Some(file) = &agent.prompt_file else {
-        return Ok(String::new());
-    };
-    let path = loaded.config.deployment.resources_root.join(file);
-    std::fs::read_to_string(&path).map_err(|source| DaemonError::Prompt {
-        agent: username.to_string(),
-        path,
-        source,
-    })
-}
-
-/// The commands the shell worker found for `agent`'s user at its start.
-fn shell_commands(workers: &BTreeMap<String, Arc<Worker>>, agent: &str) -> Vec<String> {
-    workers
-        .get("shell")
-        .and_then(|w| {
-            w.described()
-                .agent_commands
-                .iter()
-                .find(|c| c.agent == agent)
-                .map(|c| c.available.clone())
-        })
-        .unwrap_or_default()
-}
-
-/// The tools as the model sees them, size bounds left out (§7.2).
-fn tool_specs(tools: &[ToolRef], registry: &Registry) -> Vec<ToolSpec> {
-    tools
-        .iter()
-        .filter_map(|tool| {
-            let declared = registry.tool(tool)?;
-            let schema = declared
-                .parameters
-                .clone()
-                .unwrap_or_else(|| serde_json::json!({"type": "object"}));
-            Some(ToolSpec {
-                name: tool.model_form(),
-                description: declared.description.clone(),
-                parameters: provider_schema(&schema),
-            })
-        })
-        .collect()
 }

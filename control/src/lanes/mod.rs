@@ -21,7 +21,7 @@ use tracing::warn;
 use crate::store::{ObservedPost, ObservedVia};
 use crate::turns::fold::FoldGate;
 use crate::turns::runner::TurnOutcome;
-use crate::turns::services::Services;
+use crate::services::Services;
 
 /// What reaches the lanes.
 #[derive(Debug)]

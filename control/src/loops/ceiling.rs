@@ -3,7 +3,7 @@
 //! allowance); a breach raises the global halt (`halt.rs`).
 
 use super::halt::{self, GlobalHalt};
-use crate::turns::services::Services;
+use crate::services::Services;
 
 /// Raises the halt for a breach; does nothing when a halt already stands.
 pub async fn raise(services: &Services, count: u64) {

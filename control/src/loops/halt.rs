@@ -10,8 +10,7 @@ use tracing::warn;
 
 use crate::approvals::prompt;
 use crate::chat::directory::framework_post;
-use crate::turns::control::Halt;
-use crate::turns::services::Services;
+use crate::services::{Halt, Services};
 
 /// Why every agent stops: who the halt is attributed to on status posts
 /// and prompts, the reason it keeps, and the notice that announces it.

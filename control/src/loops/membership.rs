@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::halt::{self, GlobalHalt};
-use crate::turns::services::Services;
+use crate::services::Services;
 
 /// How often the watch reads membership.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);

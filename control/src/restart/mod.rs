@@ -17,7 +17,7 @@ use crate::approvals::prompt;
 use crate::chat::directory::framework_post;
 use crate::context::window::local_time;
 use crate::store::{Millis, ProcessRun, StoreError, TurnEnd};
-use crate::turns::services::Services;
+use crate::services::Services;
 
 /// The line an abandoned turn's status post ends with.
 pub const ABANDONED: &str = "⚠ Abandoned: the process restarted while this turn was running.";

@@ -13,8 +13,7 @@ use tracing::warn;
 
 use crate::chat::directory::framework_post;
 use crate::store::ChannelKind;
-use crate::turns::control::RunningTurn;
-use crate::turns::services::Services;
+use crate::services::{RunningTurn, Services};
 
 /// How often the sweep looks.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);

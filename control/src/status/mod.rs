@@ -10,6 +10,10 @@
 pub const LINE_CAP: usize = 200;
 
 /// How a call came out.
+/// Where a turn's status post id lives, shared by the turn and the stall
+/// sweep; held across a creation so two never race to create one each.
+pub type StatusSlot = std::sync::Arc<tokio::sync::Mutex<Option<String>>>;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Disposition {
     /// Ran, and what it came to needs no note.

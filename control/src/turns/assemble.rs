@@ -10,7 +10,7 @@ use crate::inference::Message;
 use crate::store::{AuthorKind, Millis, ObservedChannel, ObservedPost, StoreError, TraceKind};
 use crate::tools::ToolRef;
 
-use super::services::{Seat, Services};
+use crate::services::{Seat, Services};
 
 /// What one assembly produced.
 pub struct Assembled {

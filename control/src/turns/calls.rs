@@ -18,7 +18,7 @@ use crate::tools::resolve::resolve;
 use crate::tools::{Gate, Host, ToolRef};
 use crate::workers::dispatch::{CallOutcome, Dispatch};
 
-use super::services::{Seat, Services};
+use crate::services::{Seat, Services};
 
 /// What a call came to.
 #[derive(Debug, Clone, PartialEq)]

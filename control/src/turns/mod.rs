@@ -4,9 +4,7 @@
 
 pub mod assemble;
 pub mod calls;
-pub mod control;
 pub mod fold;
 pub mod rejections;
 pub mod runner;
-pub mod services;
 pub mod status_post;

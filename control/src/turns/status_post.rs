@@ -12,12 +12,8 @@ use tracing::warn;
 
 use crate::chat::Rest;
 use crate::chat::directory::framework_post;
-use crate::status::{self, CallLine, Ending};
+use crate::status::{self, CallLine, Ending, StatusSlot};
 use crate::store::StoreHandle;
-
-/// Where a turn's status post id lives, shared by the turn and the stall
-/// sweep; held across a creation so two never race to create one each.
-pub type StatusSlot = Arc<tokio::sync::Mutex<Option<String>>>;
 
 pub struct StatusPost {
     turn_id: String,

@@ -181,7 +181,7 @@ impl Turn<'_> {
         let url = format!(
             "{}{}",
             self.services.callback_url,
-            crate::callbacks::DECISION_ROUTE
+            crate::approvals::DECISION_ROUTE
         );
         let buttons = if asking.kind == "ask" {
             crate::approvals::question::attachments(&url, &id, &signature, &asking.choices)

@@ -39,10 +39,9 @@ use exit::Exit;
 
 use super::assemble::{AssemblyInput, assemble};
 use super::calls::{self, CallScope, Executed, Outcome};
-use super::control::{Halt, Steer};
 use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
-use super::services::{Seat, Services};
+use crate::services::{Halt, Seat, Services, Steer};
 use super::status_post::StatusPost;
 use crate::approvals::prompt;
 use crate::approvals::{Decided, sign};

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use tokio::sync::{mpsc, watch};
 
-use super::status_post::StatusSlot;
+use crate::status::StatusSlot;
 
 /// Who halted a turn, and how hard.
 #[derive(Debug, Clone, PartialEq, Eq)]
