@@ -4,17 +4,29 @@
 //! by `COLLEGIUM_DEMO_MODEL_URL` — makes the server's first account its
 //! admin, creates a person to sign in as, provisions the team, the channels
 //! and two agents, and runs the daemon until Ctrl-C.
+//!
+//! Both agents hold the workspace and `ask::human`, so a person sees a gated
+//! write wait on their decision (§3.7) and a question wait on their answer
+//! (§3.7a). Run as root, the demo also provisions this host for @theo's
+//! shell — its own OS user, home and workspace (§6.1) — and starts the shell
+//! worker beside the daemon, so a command runs as that user.
 
-use std::path::PathBuf;
+use std::io::{BufRead as _, BufReader};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, bail};
 use clap::Parser;
 use collegium_control::chat::Rest;
+use model_sim::demo::{ASK_PHRASE, COMMAND, RUN_PHRASE, WRITE_PHRASE};
 use serde_json::{Value, json};
 
 const ADMIN_PASSWORD: &str = "Demo-admin-1234";
 const PERSON: &str = "demo";
 const PERSON_PASSWORD: &str = "Demo-person-1234";
+/// The shell worker's program, looked for beside this one.
+const SHELL_WORKER: &str = "collegium-worker-shell";
 
 #[derive(Parser)]
 #[command(
@@ -40,20 +52,59 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Runtime::new()?;
-    let (config, _keep) = runtime.block_on(prepare(&args))?;
+    let prepared = runtime.block_on(prepare(&args))?;
+    let config = prepared.config.clone();
     // The daemon runs as operators run it, on its own runtime, until Ctrl-C
     // (SIGINT stops it cleanly); the simulators keep serving on this one.
     let daemon = std::thread::spawn(move || collegium_control::daemon::run(&config));
     let ran = daemon
         .join()
         .map_err(|_| anyhow::anyhow!("the daemon panicked"))?;
+    drop(prepared);
     drop(runtime);
     ran.map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// Everything before the daemon: returns the configuration's path and the
-/// temporary directory to keep alive.
-async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
+/// What outlives the preparation: the configuration's path, and what is
+/// stopped or removed once the daemon has ended (the worker first, then
+/// the directory it serves from).
+struct Prepared {
+    config: PathBuf,
+    _worker: Option<ShellWorker>,
+    _dir: Option<TempDir>,
+}
+
+/// Whether this run shows the shell, and why not where it does not.
+enum Shell {
+    On { worker: PathBuf },
+    Off(String),
+}
+
+/// Only root creates an agent's OS user and starts the worker that runs
+/// commands as it (§6.1).
+fn shell_plan() -> Shell {
+    if !nix::unistd::geteuid().is_root() {
+        return Shell::Off(
+            "it needs the demo run as root, which creates theo's own OS user (cg-theo) and starts the shell worker; run the demo as root to see it".into(),
+        );
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(SHELL_WORKER)));
+    match beside {
+        Some(worker) if worker.is_file() => Shell::On { worker },
+        Some(worker) => Shell::Off(format!(
+            "the shell worker is not built ({} is missing): build it with `cargo build -p {SHELL_WORKER}` and start the demo again",
+            worker.display()
+        )),
+        None => Shell::Off(format!(
+            "this program's own directory, where {SHELL_WORKER} is looked for, could not be read"
+        )),
+    }
+}
+
+/// Everything before the daemon.
+async fn prepare(args: &Args) -> anyhow::Result<Prepared> {
     let (dir, keep) = match &args.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
@@ -64,6 +115,10 @@ async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
             (made.path.clone(), Some(made))
         }
     };
+    let shell = shell_plan();
+    if matches!(shell, Shell::On { .. }) {
+        passable(&dir)?;
+    }
     let mattermost = mattermost_sim::start(args.mattermost, &mattermost_sim::Options::default())
         .await
         .with_context(|| format!("start the Mattermost simulator on {}", args.mattermost))?;
@@ -86,15 +141,31 @@ async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
         }
     };
     bootstrap(&mattermost.url).await?;
-    let config = dir.join("collegium.toml");
+    // The configuration has a directory of its own: host provisioning
+    // closes that directory to the agents' users (§6.1), and their homes
+    // and workspaces beside it must stay reachable.
+    let config_dir = dir.join("config");
+    std::fs::create_dir_all(&config_dir)?;
+    let config = config_dir.join("collegium.toml");
     let api_key = if real_model.is_some() && std::env::var_os("COLLEGIUM_DEMO_API_KEY").is_some() {
         "api_key = { env = \"COLLEGIUM_DEMO_API_KEY\" }"
     } else {
         ""
     };
+    let (daemon_user, theo_grants) = match &shell {
+        // The daemon runs inside this process, as root: the layout names the
+        // user it really runs as, and that user's socket the worker admits.
+        Shell::On { .. } => (
+            "daemon_user = \"root\"",
+            "\"workspace\", \"ask\", \"shell\"",
+        ),
+        Shell::Off(_) => ("", "\"workspace\", \"ask\""),
+    };
     let text = include_str!("collegium-demo.toml")
         .replace("{timezone}", "UTC")
         .replace("{state}", &dir.display().to_string())
+        .replace("{daemon_user}", daemon_user)
+        .replace("{theo_grants}", theo_grants)
         .replace("{callback_port}", &args.callback_port.to_string())
         .replace("{mattermost}", &mattermost.url)
         .replace("{admin_password}", ADMIN_PASSWORD)
@@ -107,21 +178,20 @@ async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
     collegium_provision::mattermost::provision(&loaded)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The daemon's boot refuses a shell agent the host is not laid out for,
+    // and connects to the shell worker rather than starting it (§6.1).
+    let worker = match &shell {
+        Shell::On { worker } => {
+            collegium_provision::host::provision(&loaded)
+                .map_err(|e| anyhow::anyhow!("provision the host for the shell: {e}"))?;
+            Some(ShellWorker::start(worker, &config)?)
+        }
+        Shell::Off(_) => None,
+    };
     join_person(&mattermost.url).await?;
     let url = mattermost.url.clone();
     std::mem::forget(mattermost);
-    let model_line = match &real_model {
-        Some(url) => format!("The agents answer through {url}."),
-        None => "The agents answer through the model simulator's scripted demo replies, which \
-                 say so; set COLLEGIUM_DEMO_MODEL_URL and COLLEGIUM_DEMO_MODEL for a real model."
-            .to_string(),
-    };
-    let banner = format!(
-        "\nCollegium is starting. Open {url} and sign in as `{PERSON}` with the password \
-         `{PERSON_PASSWORD}`.\nTalk to @mira or @theo in Town Square, or open a direct message \
-         with either.\n{model_line}\nConfiguration and state: {}. Stop with Ctrl-C.\n",
-        dir.display()
-    );
+    let banner = banner(&url, &dir, real_model.as_deref(), &shell);
     // One write, and a reader that went away is no reason to stop the
     // system it was told about.
     {
@@ -130,7 +200,132 @@ async fn prepare(args: &Args) -> anyhow::Result<(PathBuf, Option<TempDir>)> {
         let _ = out.write_all(banner.as_bytes());
         let _ = out.flush();
     }
-    Ok((config, keep))
+    Ok(Prepared {
+        config,
+        _worker: worker,
+        _dir: keep,
+    })
+}
+
+/// What the person reads first: where to sign in, and what to say to see
+/// what Collegium is for.
+fn banner(url: &str, dir: &Path, real_model: Option<&str>, shell: &Shell) -> String {
+    let mut out = format!(
+        "\nCollegium is starting. Open {url} and sign in as `{PERSON}` with the password \
+         `{PERSON_PASSWORD}`.\nTalk to @mira or @theo in Town Square, or open a direct message \
+         with either.\n"
+    );
+    match real_model {
+        Some(url) => {
+            out.push_str(&format!(
+                "The agents answer through {url}. Both may write to their workspace and ask you a question"
+            ));
+            out.push_str(match shell {
+                Shell::On { .. } => {
+                    "; theo also holds the shell, run as its own OS user cg-theo.\n"
+                }
+                Shell::Off(_) => ".\n",
+            });
+        }
+        None => {
+            out.push_str(&format!(
+                "The agents answer through the model simulator's scripted demo replies, which say \
+                 so. To see what Collegium is for, say:\n  \
+                 `@mira {WRITE_PHRASE}` — a write to mira's workspace whose exact content waits on \
+                 your Approve, Deny or Deny with reason\n  \
+                 `@mira {ASK_PHRASE}` — a question only you can answer, with answers offered as \
+                 buttons\n"
+            ));
+            out.push_str(&match shell {
+                Shell::On { .. } => format!(
+                    "  `@theo {RUN_PHRASE}` — `{COMMAND}` run as theo's own OS user, cg-theo, once \
+                     you approve it\n"
+                ),
+                Shell::Off(why) => format!("  `@theo {RUN_PHRASE}` — not in this run: {why}\n"),
+            });
+            out.push_str(
+                "Set COLLEGIUM_DEMO_MODEL_URL and COLLEGIUM_DEMO_MODEL for a real model.\n",
+            );
+        }
+    }
+    if matches!(shell, Shell::On { .. }) {
+        out.push_str(
+            "As root, the demo provisioned this host for the shell: the OS user cg-theo stays \
+             after the demo ends (remove it with `userdel cg-theo`).\n",
+        );
+    }
+    out.push_str(&format!(
+        "Configuration and state: {}. Stop with Ctrl-C.\n",
+        dir.display()
+    ));
+    out
+}
+
+/// Opens `dir` to other users' passage, and checks every directory above
+/// it lets them through too: an agent's OS user reaches its home and
+/// workspace beneath it (§6.1).
+fn passable(dir: &Path) -> anyhow::Result<()> {
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o755))?;
+    for above in dir.ancestors().skip(1) {
+        let mode = std::fs::metadata(above)?.permissions().mode();
+        if mode & 0o001 == 0 {
+            bail!(
+                "{} is closed to other users, so theo's OS user could not reach its home in {}: \
+                 choose a --dir others may pass through to, such as one under /tmp",
+                above.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The shell worker, started as root beside the daemon and stopped when
+/// the demo ends.
+struct ShellWorker(Child);
+
+impl ShellWorker {
+    fn start(program: &Path, config: &Path) -> anyhow::Result<Self> {
+        // Its log goes where the daemon's does; stdout carries only the
+        // `ready` it prints once its socket accepts connections.
+        let mut child = Command::new(program)
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            // The floor the daemon holds the shell worker to (§6.1), so the
+            // demo runs on any kernel with Landlock; a deployment's unit
+            // sets its own.
+            .args(["--landlock-floor", "1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("start {}", program.display()))?;
+        let stdout = child.stdout.take().context("the shell worker's stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().transpose()?.unwrap_or_default();
+        if first.trim() != "ready" {
+            let status = child.wait()?;
+            bail!("the shell worker did not start ({status}); its error is above");
+        }
+        // Whatever else it prints is drained, so it never writes into a
+        // closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Ok(Self(child))
+    }
+}
+
+impl Drop for ShellWorker {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        let _ = self.0.wait();
+    }
 }
 
 /// The server's first account becomes its admin; the admin allows bots,

@@ -3,12 +3,13 @@
 //
 //   node click-through.mjs --url http://127.0.0.1:PORT --username ada --password PW \
 //     --channel CHANNEL_NAME --message TEXT --action ACTIONID \
-//     --dialog-field reason --dialog-value TEXT --expect-text TEXT --screenshot PATH [--timeout MS]
+//     [--dialog-field reason --dialog-value TEXT] --expect-text TEXT --screenshot PATH [--timeout MS]
 //
 // Signs in, opens the channel, posts the message and waits to see it, clicks the attachment
-// button ACTIONID on the newest post carrying it, fills the dialog field, submits, and waits
-// until the page shows --expect-text. Exit 0 on success; on failure it saves PATH with a
-// "-failure" suffix, prints what it was waiting for and the page's visible text, and exits 1.
+// button ACTIONID on the newest post carrying it, fills the dialog field and submits when
+// --dialog-value is given (a button such as Approve opens no dialog), and waits until the page
+// shows --expect-text. Exit 0 on success; on failure it saves PATH with a "-failure" suffix,
+// prints what it was waiting for and the page's visible text, and exits 1.
 //
 // Uses Debian's Chromium (CHROMIUM env var or /usr/bin/chromium); never downloads a browser.
 
@@ -34,7 +35,7 @@ const { values: opt } = parseArgs({
   },
 });
 
-for (const k of ['url', 'username', 'password', 'channel', 'message', 'action', 'dialog-value', 'expect-text']) {
+for (const k of ['url', 'username', 'password', 'channel', 'message', 'action', 'expect-text']) {
   if (!opt[k]) {
     console.error(`missing --${k}`);
     process.exit(2);
@@ -147,42 +148,52 @@ try {
     await page.locator(`[data-testid="post"][data-post-id=${css(clickedPostId)}] [data-testid=${css('action-' + opt.action)}]`).click();
   });
 
-  await stepDo('waiting for the interactive dialog', async () => {
-    const handle = await page.waitForFunction((postId) => {
-      if (!document.getElementById('dialog-backdrop').hidden) return 'open';
+  if (opt['dialog-value'] !== undefined) {
+    await stepDo('waiting for the interactive dialog', async () => {
+      const handle = await page.waitForFunction((postId) => {
+        if (!document.getElementById('dialog-backdrop').hidden) return 'open';
+        const post = document.querySelector(`[data-post-id="${CSS.escape(postId)}"]`);
+        const err = post && post.querySelector('[data-testid="action-error"]');
+        return err ? 'the click failed: ' + err.innerText : null;
+      }, clickedPostId);
+      const state = await handle.jsonValue();
+      if (state !== 'open') throw new Error(state);
+    });
+
+    await stepDo(`filling dialog field "${opt['dialog-field']}" and submitting`, async () => {
+      const field = page.getByTestId(`dialog-field-${opt['dialog-field']}`);
+      const tag = await field.evaluate((el) => `${el.tagName.toLowerCase()}:${el.getAttribute('type') || ''}`);
+      if (tag.startsWith('select')) await field.selectOption(opt['dialog-value']);
+      else if (tag === 'input:checkbox') await field.setChecked(/^(1|true|yes|on)$/i.test(opt['dialog-value']));
+      else if (tag.startsWith('fieldset')) await page.getByTestId(`dialog-field-${opt['dialog-field']}-${opt['dialog-value']}`).check();
+      else await field.fill(opt['dialog-value']);
+      await page.getByTestId('dialog-submit').click();
+    });
+
+    await stepDo('waiting for the dialog to close', async () => {
+      const handle = await page.waitForFunction(() => {
+        if (document.getElementById('dialog-backdrop').hidden) return 'closed';
+        const errs = [...document.querySelectorAll('#dialog .error:not([hidden]), #dialog .field-error:not([hidden])')]
+          .map((e) => e.innerText.trim()).filter(Boolean);
+        const busy = document.querySelector('[data-testid="dialog-submit"]').disabled;
+        return !busy && errs.length ? 'error: ' + errs.join(' | ') : null;
+      });
+      const state = await handle.jsonValue();
+      if (state !== 'closed') throw new Error(`the dialog stayed open with ${state}`);
+    });
+  }
+
+  await stepDo(`waiting for the page to show ${JSON.stringify(opt['expect-text'])}`, async () => {
+    // A click the integration refused shows as an error on its post: fail on it at once.
+    const handle = await page.waitForFunction(({ needle, base, postId }) => {
+      if (document.body.innerText.split(needle).length - 1 > base) return 'shown';
       const post = document.querySelector(`[data-post-id="${CSS.escape(postId)}"]`);
       const err = post && post.querySelector('[data-testid="action-error"]');
       return err ? 'the click failed: ' + err.innerText : null;
-    }, clickedPostId);
+    }, { needle: opt['expect-text'], base: baseline, postId: clickedPostId });
     const state = await handle.jsonValue();
-    if (state !== 'open') throw new Error(state);
+    if (state !== 'shown') throw new Error(state);
   });
-
-  await stepDo(`filling dialog field "${opt['dialog-field']}" and submitting`, async () => {
-    const field = page.getByTestId(`dialog-field-${opt['dialog-field']}`);
-    const tag = await field.evaluate((el) => `${el.tagName.toLowerCase()}:${el.getAttribute('type') || ''}`);
-    if (tag.startsWith('select')) await field.selectOption(opt['dialog-value']);
-    else if (tag === 'input:checkbox') await field.setChecked(/^(1|true|yes|on)$/i.test(opt['dialog-value']));
-    else if (tag.startsWith('fieldset')) await page.getByTestId(`dialog-field-${opt['dialog-field']}-${opt['dialog-value']}`).check();
-    else await field.fill(opt['dialog-value']);
-    await page.getByTestId('dialog-submit').click();
-  });
-
-  await stepDo('waiting for the dialog to close', async () => {
-    const handle = await page.waitForFunction(() => {
-      if (document.getElementById('dialog-backdrop').hidden) return 'closed';
-      const errs = [...document.querySelectorAll('#dialog .error:not([hidden]), #dialog .field-error:not([hidden])')]
-        .map((e) => e.innerText.trim()).filter(Boolean);
-      const busy = document.querySelector('[data-testid="dialog-submit"]').disabled;
-      return !busy && errs.length ? 'error: ' + errs.join(' | ') : null;
-    });
-    const state = await handle.jsonValue();
-    if (state !== 'closed') throw new Error(`the dialog stayed open with ${state}`);
-  });
-
-  await stepDo(`waiting for the page to show ${JSON.stringify(opt['expect-text'])}`, () =>
-    page.waitForFunction(({ needle, base }) => document.body.innerText.split(needle).length - 1 > base,
-      { needle: opt['expect-text'], base: baseline }));
 
   step = `saving screenshot ${opt.screenshot}`;
   await page.screenshot({ path: opt.screenshot });
