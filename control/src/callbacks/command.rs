@@ -5,7 +5,6 @@
 //! what waits. Subcommands not built yet answer that plainly.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,8 +16,8 @@ use tracing::{info, warn};
 use crate::chat::directory::framework_post;
 use crate::commands;
 use crate::context::window::local_time;
-use crate::store::ChannelKind;
 use crate::services::{Halt, Services, Steer, SteerRefused};
+use crate::store::ChannelKind;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]

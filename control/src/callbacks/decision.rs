@@ -17,9 +17,9 @@ use tracing::{info, warn};
 
 use super::DIALOG_ROUTE;
 use crate::approvals::{Decided, prompt, question, sign};
+use crate::services::Services;
 use crate::store::AuthorKind;
 use crate::store::decisions::DecisionRecord;
-use crate::services::Services;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]

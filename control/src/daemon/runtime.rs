@@ -73,7 +73,16 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         }
     };
     let lanes = Lanes::spawn(services.clone());
-    recover(&services, &lanes, loaded, credentials, previous.as_ref(), started, &swept).await;
+    recover(
+        &services,
+        &lanes,
+        loaded,
+        credentials,
+        previous.as_ref(),
+        started,
+        &swept,
+    )
+    .await;
     let running = listen(loaded, credentials, &base, services, store, lanes).await?;
     tokio::spawn(reread_post_limit(post_limit, running.stop.subscribe()));
     Ok(running)

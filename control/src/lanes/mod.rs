@@ -18,10 +18,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::warn;
 
+use crate::services::Services;
 use crate::store::{ObservedPost, ObservedVia};
 use crate::turns::fold::FoldGate;
 use crate::turns::runner::TurnOutcome;
-use crate::services::Services;
 
 /// What reaches the lanes.
 #[derive(Debug)]

@@ -16,8 +16,8 @@ use crate::activation;
 use crate::approvals::prompt;
 use crate::chat::directory::framework_post;
 use crate::context::window::local_time;
-use crate::store::{Millis, ProcessRun, StoreError, TurnEnd};
 use crate::services::Services;
+use crate::store::{Millis, ProcessRun, StoreError, TurnEnd};
 
 /// The line an abandoned turn's status post ends with.
 pub const ABANDONED: &str = "⚠ Abandoned: the process restarted while this turn was running.";

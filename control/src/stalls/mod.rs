@@ -12,8 +12,8 @@ use tokio::sync::watch;
 use tracing::warn;
 
 use crate::chat::directory::framework_post;
-use crate::store::ChannelKind;
 use crate::services::{RunningTurn, Services};
+use crate::store::ChannelKind;
 
 /// How often the sweep looks.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);

@@ -5,7 +5,6 @@
 //! The stall sweep may open it first for a long turn that has none (§7.6):
 //! the post's id lives in a slot both share, so there is only ever one.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::warn;

@@ -214,9 +214,8 @@ fn every_path_the_design_names_exists() {
         }
         for span in line.split('`').skip(1).step_by(2) {
             let in_tree = TREE.iter().any(|top| span.starts_with(*top));
-            let placeholder = span.contains("NNNN")
-                || span.contains("NAME")
-                || span.contains(|c: char| matches!(c, '*' | ' ' | '…'));
+            let placeholder =
+                span.contains("NNNN") || span.contains("NAME") || span.contains(['*', ' ', '…']);
             if in_tree && !placeholder && !root.join(span.trim_end_matches('/')).exists() {
                 missing.push(format!("{DESIGN}:{}: `{span}`", index + 1));
             }

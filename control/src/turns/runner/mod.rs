@@ -41,10 +41,10 @@ use super::assemble::{AssemblyInput, assemble};
 use super::calls::{self, CallScope, Executed, Outcome};
 use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
-use crate::services::{Halt, Seat, Services, Steer};
 use super::status_post::StatusPost;
 use crate::approvals::prompt;
 use crate::approvals::{Decided, sign};
+use crate::services::{Halt, Seat, Services, Steer};
 use crate::store::decisions::NewDecision;
 
 /// How often typing is re-sent: the client shows it for about five seconds
