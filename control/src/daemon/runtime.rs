@@ -335,11 +335,7 @@ fn offered(
             .whole_namespaces
             .iter()
             .filter_map(|ns| registry.toolset(ns))
-            .flat_map(|t| {
-                t.tools
-                    .iter()
-                    .map(|tool| ToolRef::new(&t.namespace, &tool.name))
-            }),
+            .flat_map(|t| crate::config::namespace_grant(t, agent.settings.get(&t.namespace))),
     );
     for tool in granted {
         let served = match registry.toolset(&tool.namespace).map(|t| &t.host) {

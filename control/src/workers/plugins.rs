@@ -35,6 +35,14 @@ pub enum PluginError {
     Worker(#[from] WorkerError),
     #[error("{0}")]
     Grant(String),
+    #[error(
+        "plugin `{namespace}`: what its agents are configured with does not fit what it declares (§3.4):\n  - {}",
+        problems.join("\n  - ")
+    )]
+    Settings {
+        namespace: String,
+        problems: Vec<String>,
+    },
 }
 
 /// A plugin process the daemon started, connected and checked. Dropping it
@@ -150,10 +158,12 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         };
         let (worker, declaration) =
             Worker::connect_declaring(&spec, signer, declarations::plugin).await?;
+        settings_schema(&worker.described().settings_schema_json).map_err(&start_error)?;
         registry
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
         check_grants(loaded, &registry, &namespace)?;
+        check_settings(loaded, &declaration)?;
         warn_of_ungranted(loaded, &declaration);
         tracing::info!(
             plugin = %namespace,
@@ -226,6 +236,40 @@ fn check_grants(
             "a grant names a tool no plugin serves:\n  - {}",
             problems.join("\n  - ")
         )))
+    }
+}
+
+/// A settings schema a plugin declares is one: nothing malformed is left
+/// out silently (§3.14). An empty one declares no settings.
+fn settings_schema(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let schema: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("its settings schema is not JSON: {e}"))?;
+    jsonschema::validator_for(&schema)
+        .map(drop)
+        .map_err(|e| format!("its settings schema is not a JSON Schema: {e}"))
+}
+
+/// Every granted agent's effective settings fit the schema the plugin
+/// declared, and every tool of it granted by ref has the settings it works
+/// under (§3.4): the checks `config check` makes of a framework toolset.
+fn check_settings(
+    loaded: &LoadedConfig,
+    declaration: &ToolsetDeclaration,
+) -> Result<(), PluginError> {
+    let problems: Vec<String> = crate::config::declared_at_boot(&loaded.config, declaration)
+        .into_iter()
+        .map(|(agent, problem)| format!("@{agent}: {problem}"))
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PluginError::Settings {
+            namespace: declaration.namespace.clone(),
+            problems,
+        })
     }
 }
 

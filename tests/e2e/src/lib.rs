@@ -239,6 +239,25 @@ password = {{ env = "COLLEGIUM_E2E_UNUSED" }}
         std::fs::write(&self.config, text).expect("write config");
     }
 
+    /// Gives @mira her own `[agents.settings.NAMESPACE]`, `lines` its keys.
+    pub fn mira_settings(&self, namespace: &str, lines: &str) {
+        let text = std::fs::read_to_string(&self.config).expect("config");
+        let theo = "\n[[agents]]\nusername = \"theo\"";
+        let text = text.replacen(
+            theo,
+            &format!("\n[agents.settings.{namespace}]\n{lines}\n{theo}"),
+            1,
+        );
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
+    /// Sets the deployment's `[settings.NAMESPACE]`, `lines` its keys.
+    pub fn deployment_settings(&self, namespace: &str, lines: &str) {
+        let mut text = std::fs::read_to_string(&self.config).expect("config");
+        text.push_str(&format!("\n[settings.{namespace}]\n{lines}\n"));
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
     /// Replaces @mira's grants.
     pub fn grant_mira(&self, grants: &[&str]) {
         let text = std::fs::read_to_string(&self.config).expect("config");

@@ -9,6 +9,8 @@ mod names;
 
 use std::path::Path;
 
+pub use grants::{declared_at_boot, namespace_grant};
+
 use super::model::Config;
 use super::problems::{Problem, Problems};
 use super::resolved::ResolvedAgent;
