@@ -274,7 +274,10 @@ fn check_settings(
 }
 
 /// Starts `executable`, as `run_as` when given, and waits for its `ready`
-/// line.
+/// line. The child dies with the daemon (`die_with_daemon`): the signal
+/// follows the thread that forked, and this runs in the future the daemon's
+/// main thread blocks on, never on a blocking-pool thread that ends when
+/// idle.
 async fn spawn(
     executable: &Path,
     socket: &Path,
@@ -297,6 +300,7 @@ async fn spawn(
         // std drops root's supplementary groups when it sets the uid.
         command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
     }
+    die_with_daemon(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
@@ -314,6 +318,31 @@ async fn spawn(
             "did not print `ready` within {} s",
             READY_WITHIN.as_secs()
         )),
+    }
+}
+
+/// Makes the child die with the daemon however the daemon ends. A stop
+/// stops it (`RunningToolset::stop`), but a daemon killed outright runs no
+/// code of its own, and an orphaned plugin would go on serving a socket
+/// nobody answers for: the kernel sends it SIGKILL instead.
+#[allow(unsafe_code)]
+fn die_with_daemon(command: &mut Command) {
+    let daemon = nix::unistd::getpid();
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe work is sound; it makes two system calls
+    // (prctl and getppid), allocates nothing and takes no lock. std runs it
+    // after the gid and uid switch, which clears the parent-death signal
+    // (prctl(2)), so it is set for the credentials the plugin execs with.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            // A daemon that died before the signal was set would never send
+            // it: the child is already someone else's.
+            if nix::unistd::getppid() != daemon {
+                return Err(nix::errno::Errno::ESRCH.into());
+            }
+            Ok(())
+        });
     }
 }
 

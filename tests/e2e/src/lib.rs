@@ -5,6 +5,7 @@
 
 pub mod fixture;
 pub mod people;
+pub mod procs;
 pub mod scenario;
 
 use std::io::{BufRead, BufReader};

@@ -4,7 +4,10 @@
 //! naming the plugin and what is wrong.
 
 use e2e::Harness;
+use std::time::Duration;
+
 use e2e::people::now_ms;
+use e2e::procs::{self, Process};
 use e2e::scenario::{calls, reply, turn_requests};
 use serde_json::json;
 
@@ -322,4 +325,64 @@ async fn s3_14_a_plugin_whose_settings_schema_is_malformed_refuses_boot() {
         stderr.contains("plugin `fixture`: its settings schema is not JSON"),
         "{stderr}"
     );
+}
+
+/// The fixture plugin a running daemon started, found as its child.
+fn plugin_of(daemon: &e2e::Daemon) -> Vec<Process> {
+    let found = procs::children_named(daemon.child.id(), "collegium-fixture-toolset");
+    assert_eq!(found.len(), 1, "the daemon started one plugin: {found:?}");
+    found
+}
+
+/// How long a plugin may take to end once its daemon has.
+const ENDS_WITHIN: Duration = Duration::from_secs(5);
+
+/// §3.14: a plugin dies with the daemon that started it however the daemon
+/// ends; a SIGKILL runs none of the daemon's own code.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_dies_with_a_daemon_killed_outright() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("collegium is running");
+    let plugin = plugin_of(&daemon);
+    daemon.child.kill().expect("SIGKILL");
+    daemon.child.wait().expect("wait");
+    procs::assert_ended(&plugin, ENDS_WITHIN);
+}
+
+/// As above, for a plugin running as its own OS user: the switch to that
+/// user would clear a parent-death signal set before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_under_its_own_user_dies_with_a_daemon_killed_outright() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    h.run_plugin_as("fixture", WORKER_USER);
+    let mut daemon = h.daemon();
+    daemon.wait_for("collegium is running");
+    let plugin = plugin_of(&daemon);
+    daemon.child.kill().expect("SIGKILL");
+    daemon.child.wait().expect("wait");
+    procs::assert_ended(&plugin, ENDS_WITHIN);
+}
+
+/// The suite leaves no process running: a scenario's daemon is killed when
+/// it is dropped, as its test ends whether it passed or not, and the plugins
+/// it started end with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_dropped_deployment_leaves_no_plugin_running() {
+    let plugin = {
+        let h = Harness::start().await;
+        h.provision().await.expect("provisioned");
+        fixture_deployment(&h, &["workspace", "fixture"]);
+        let mut daemon = h.daemon();
+        daemon.wait_for("collegium is running");
+        plugin_of(&daemon)
+    };
+    procs::assert_ended(&plugin, ENDS_WITHIN);
 }
