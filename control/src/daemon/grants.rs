@@ -120,12 +120,7 @@ fn tools_of(agent: &ResolvedAgent, registry: &Registry) -> Vec<ToolRef> {
         .whole_namespaces
         .iter()
         .filter_map(|ns| registry.toolset(ns))
-        .flat_map(|t| {
-            t.tools
-                .iter()
-                .filter(|tool| tool.settings_satisfied(agent.settings.get(&t.namespace)))
-                .map(|tool| ToolRef::new(&t.namespace, &tool.name))
-        });
+        .flat_map(|t| crate::config::namespace_grant(t, agent.settings.get(&t.namespace)));
     for tool in agent.tools.iter().cloned().chain(whole) {
         if registry.tool(&tool).is_some() && !tools.contains(&tool) {
             tools.push(tool);

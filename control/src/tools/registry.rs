@@ -79,18 +79,6 @@ pub struct ToolsetDeclaration {
     pub skills: Vec<SkillDeclaration>,
 }
 
-impl ToolDeclaration {
-    /// Whether the settings a ref-only tool needs are present in `settings`,
-    /// so a namespace grant may offer it (§3.4).
-    pub fn settings_satisfied(&self, settings: Option<&Value>) -> bool {
-        self.requires_settings.iter().all(|key| {
-            settings
-                .and_then(|s| s.get(key))
-                .is_some_and(|v| !v.is_null())
-        })
-    }
-}
-
 impl ToolsetDeclaration {
     pub fn tool(&self, name: &str) -> Option<&ToolDeclaration> {
         self.tools.iter().find(|t| t.name == name)

@@ -35,6 +35,14 @@ pub enum PluginError {
     Worker(#[from] WorkerError),
     #[error("{0}")]
     Grant(String),
+    #[error(
+        "plugin `{namespace}`: what its agents are configured with does not fit what it declares (§3.4):\n  - {}",
+        problems.join("\n  - ")
+    )]
+    Settings {
+        namespace: String,
+        problems: Vec<String>,
+    },
 }
 
 /// A plugin process the daemon started, connected and checked. Dropping it
@@ -150,10 +158,12 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         };
         let (worker, declaration) =
             Worker::connect_declaring(&spec, signer, declarations::plugin).await?;
+        settings_schema(&worker.described().settings_schema_json).map_err(&start_error)?;
         registry
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
         check_grants(loaded, &registry, &namespace)?;
+        check_settings(loaded, &declaration)?;
         warn_of_ungranted(loaded, &declaration);
         tracing::info!(
             plugin = %namespace,
@@ -229,8 +239,45 @@ fn check_grants(
     }
 }
 
+/// A settings schema a plugin declares is one: nothing malformed is left
+/// out silently (§3.14). An empty one declares no settings.
+fn settings_schema(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let schema: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("its settings schema is not JSON: {e}"))?;
+    jsonschema::validator_for(&schema)
+        .map(drop)
+        .map_err(|e| format!("its settings schema is not a JSON Schema: {e}"))
+}
+
+/// Every granted agent's effective settings fit the schema the plugin
+/// declared, and every tool of it granted by ref has the settings it works
+/// under (§3.4): the checks `config check` makes of a framework toolset.
+fn check_settings(
+    loaded: &LoadedConfig,
+    declaration: &ToolsetDeclaration,
+) -> Result<(), PluginError> {
+    let problems: Vec<String> = crate::config::declared_at_boot(&loaded.config, declaration)
+        .into_iter()
+        .map(|(agent, problem)| format!("@{agent}: {problem}"))
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PluginError::Settings {
+            namespace: declaration.namespace.clone(),
+            problems,
+        })
+    }
+}
+
 /// Starts `executable`, as `run_as` when given, and waits for its `ready`
-/// line.
+/// line. The child dies with the daemon (`die_with_daemon`): the signal
+/// follows the thread that forked, and this runs in the future the daemon's
+/// main thread blocks on, never on a blocking-pool thread that ends when
+/// idle.
 async fn spawn(
     executable: &Path,
     socket: &Path,
@@ -253,6 +300,7 @@ async fn spawn(
         // std drops root's supplementary groups when it sets the uid.
         command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
     }
+    die_with_daemon(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
@@ -270,6 +318,31 @@ async fn spawn(
             "did not print `ready` within {} s",
             READY_WITHIN.as_secs()
         )),
+    }
+}
+
+/// Makes the child die with the daemon however the daemon ends. A stop
+/// stops it (`RunningToolset::stop`), but a daemon killed outright runs no
+/// code of its own, and an orphaned plugin would go on serving a socket
+/// nobody answers for: the kernel sends it SIGKILL instead.
+#[allow(unsafe_code)]
+fn die_with_daemon(command: &mut Command) {
+    let daemon = nix::unistd::getpid();
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe work is sound; it makes two system calls
+    // (prctl and getppid), allocates nothing and takes no lock. std runs it
+    // after the gid and uid switch, which clears the parent-death signal
+    // (prctl(2)), so it is set for the credentials the plugin execs with.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            // A daemon that died before the signal was set would never send
+            // it: the child is already someone else's.
+            if nix::unistd::getppid() != daemon {
+                return Err(nix::errno::Errno::ESRCH.into());
+            }
+            Ok(())
+        });
     }
 }
 

@@ -9,7 +9,6 @@ use std::process::{Child, Command, Stdio};
 use collegium_control::tools::{Host, ToolsetDeclaration, ToolsetKind};
 use collegium_control::workers::declarations;
 use fixture_toolset::tools::NAMESPACE;
-use serde_json::json;
 
 use crate::binary;
 
@@ -84,7 +83,7 @@ pub fn declaration() -> ToolsetDeclaration {
             .iter()
             .map(declarations::tool)
             .collect(),
-        settings_schema: json!({"type": "object"}),
+        settings_schema: fixture_toolset::tools::settings_schema(),
         skills: Vec::new(),
     }
 }

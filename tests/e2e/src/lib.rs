@@ -5,6 +5,7 @@
 
 pub mod fixture;
 pub mod people;
+pub mod procs;
 pub mod scenario;
 
 use std::io::{BufRead, BufReader};
@@ -238,6 +239,25 @@ grants = ["ask"]
         std::fs::write(&self.config, text).expect("write config");
     }
 
+    /// Gives @mira her own `[agents.settings.NAMESPACE]`, `lines` its keys.
+    pub fn mira_settings(&self, namespace: &str, lines: &str) {
+        let text = std::fs::read_to_string(&self.config).expect("config");
+        let theo = "\n[[agents]]\nusername = \"theo\"";
+        let text = text.replacen(
+            theo,
+            &format!("\n[agents.settings.{namespace}]\n{lines}\n{theo}"),
+            1,
+        );
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
+    /// Sets the deployment's `[settings.NAMESPACE]`, `lines` its keys.
+    pub fn deployment_settings(&self, namespace: &str, lines: &str) {
+        let mut text = std::fs::read_to_string(&self.config).expect("config");
+        text.push_str(&format!("\n[settings.{namespace}]\n{lines}\n"));
+        std::fs::write(&self.config, text).expect("write config");
+    }
+
     /// Replaces @mira's grants.
     pub fn grant_mira(&self, grants: &[&str]) {
         let text = std::fs::read_to_string(&self.config).expect("config");
@@ -302,16 +322,43 @@ grants = ["ask"]
     }
 
     /// The daemon run to its end: its exit code and everything it logged.
+    /// A daemon that does not end within a minute is killed and the test
+    /// fails, rather than waiting on a boot that was not refused.
     pub fn daemon_refusal(&self) -> (Option<i32>, String) {
-        let out = Command::new(binary("collegium"))
+        let mut child = Command::new(binary("collegium"))
             .args(["run", "--config"])
             .arg(&self.config)
-            .output()
-            .expect("run collegium");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn collegium");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (send, logged) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+            let _ = send.send(String::from_utf8_lossy(&text).into_owned());
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                // A process the daemon started shares its stderr: one that
+                // outlived it would hold the pipe open.
+                let text = logged
+                    .recv_timeout(Duration::from_secs(10))
+                    .unwrap_or_else(|_| {
+                        panic!("the daemon ended ({status}), and something it started still holds its stderr open")
+                    });
+                return (status.code(), text);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the daemon was still running after a minute: its boot was not refused");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 

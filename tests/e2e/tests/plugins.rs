@@ -4,6 +4,12 @@
 //! naming the plugin and what is wrong.
 
 use e2e::Harness;
+use std::time::Duration;
+
+use e2e::people::now_ms;
+use e2e::procs::{self, Process};
+use e2e::scenario::{calls, reply, turn_requests};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_granted_plugin_is_started_checked_and_stopped_with_the_daemon() {
@@ -20,7 +26,7 @@ async fn s3_14_a_granted_plugin_is_started_checked_and_stopped_with_the_daemon()
         .find(|v| v["message"] == "plugin ready")
         .unwrap_or_else(|| panic!("no plugin ready line in {seen:#?}"));
     assert_eq!(ready["plugin"], "fixture");
-    assert_eq!(ready["tools"], 9);
+    assert_eq!(ready["tools"], 10);
     let socket = h
         .dir
         .path()
@@ -69,7 +75,7 @@ async fn s3_14_a_plugin_tool_no_agent_holds_is_warned_of_not_refused() {
         .filter(|v| v["message"] == "no agent is granted this plugin tool")
         .filter_map(|v| v["tool"].as_str())
         .collect();
-    assert_eq!(warned.len(), 8, "every fixture tool but read: {warned:?}");
+    assert_eq!(warned.len(), 9, "every fixture tool but read: {warned:?}");
     assert!(!warned.contains(&"read"));
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
@@ -169,4 +175,214 @@ async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
     );
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
+}
+
+/// Installs the fixture plugin and grants @mira `grants`; the path of the
+/// fixture's record.
+fn fixture_deployment(h: &Harness, grants: &[&str]) -> std::path::PathBuf {
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(grants);
+    record
+}
+
+/// The tools a turn's first completion offered the model, by name.
+fn offered(h: &Harness) -> Vec<String> {
+    turn_requests(h)
+        .first()
+        .and_then(|r| r["tools"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// §3.4: a plugin's effective settings are the deployment's defaults with
+/// the agent's own merged over them, shallowly, and each call carries them.
+/// A tool that works only under a setting is offered once it is set.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_a_plugin_call_carries_the_agents_effective_settings() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    let record = fixture_deployment(&h, &["workspace", "fixture"]);
+    h.deployment_settings(
+        "fixture",
+        "greeting = \"Hello\"\nsignature = \"the deployment\"",
+    );
+    h.mira_settings("fixture", "signature = \"Mira\"");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[("fixture__greet", json!({}))]), reply("Greeted.")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "greet the team").await;
+    h.wait_post(&dm, "mira", "Greeted.", since).await;
+    assert!(
+        offered(&h).contains(&"fixture__greet".to_string()),
+        "{:?}",
+        offered(&h)
+    );
+    let asked = fixture_toolset::asked(&record);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["tool"], "greet");
+    assert_eq!(
+        asked[0]["settings"],
+        json!({"greeting": "Hello", "signature": "Mira"}),
+        "the agent's own key over the default, the default's other key kept"
+    );
+}
+
+/// §3.4: a namespace grant leaves out a plugin tool whose settings the
+/// agent lacks, as it does a framework tool's.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_a_namespace_grant_leaves_out_a_plugin_tool_without_its_settings() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    h.mira_settings("fixture", "signature = \"Mira\"");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script("demo-model", vec![reply("Hello.")]);
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "hello").await;
+    h.wait_post(&dm, "mira", "Hello.", since).await;
+    let tools = offered(&h);
+    assert!(tools.contains(&"fixture__read".to_string()), "{tools:?}");
+    assert!(
+        !tools.contains(&"fixture__greet".to_string()),
+        "greet works only with a greeting: {tools:?}"
+    );
+}
+
+/// §3.4, §3.14: settings that do not fit the schema the plugin declares
+/// refuse boot, each problem naming the agent and the key that set it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_plugin_settings_that_fail_its_schema_refuse_boot() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    h.deployment_settings("fixture", "signature = 7");
+    h.mira_settings("fixture", "greeting = 5\ncolour = \"red\"");
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("plugin `fixture`: what its agents are configured with does not fit"),
+        "{stderr}"
+    );
+    for line in [
+        "@mira: agents[0].settings.fixture.greeting: the number 5, but it must be of type",
+        "@mira: agents[0].settings.fixture.colour: unknown key",
+        "@mira: settings.fixture.signature: the number 7, but it must be of type",
+    ] {
+        assert!(stderr.contains(line), "{line:?} in {stderr}");
+    }
+}
+
+/// §3.4: naming a plugin tool by ref without the settings it works under
+/// refuses boot, naming the agent, the grant and the missing key.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_a_plugin_tool_granted_by_ref_without_its_settings_refuses_boot() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture::read", "fixture::greet"]);
+    h.mira_settings("fixture", "signature = \"Mira\"");
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "@mira: agents[0].grants[2]: `fixture::greet` works only with the setting `greeting` under [agents.settings.fixture] or [settings.fixture], and none is given (§3.4)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("fixture::read`"), "{stderr}");
+}
+
+/// §3.14: a settings schema that is not one refuses boot rather than being
+/// taken for "any settings".
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_whose_settings_schema_is_malformed_refuses_boot() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    h.install_plugin(
+        "fixture",
+        &format!(
+            "#!/bin/sh\nFIXTURE_SETTINGS_SCHEMA='{{\"type\": ' exec '{}' \"$@\"\n",
+            e2e::binary("collegium-fixture-toolset").display()
+        ),
+    );
+    h.grant_mira(&["workspace", "fixture"]);
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("plugin `fixture`: its settings schema is not JSON"),
+        "{stderr}"
+    );
+}
+
+/// The fixture plugin a running daemon started, found as its child.
+fn plugin_of(daemon: &e2e::Daemon) -> Vec<Process> {
+    let found = procs::children_named(daemon.child.id(), "collegium-fixture-toolset");
+    assert_eq!(found.len(), 1, "the daemon started one plugin: {found:?}");
+    found
+}
+
+/// How long a plugin may take to end once its daemon has.
+const ENDS_WITHIN: Duration = Duration::from_secs(5);
+
+/// §3.14: a plugin dies with the daemon that started it however the daemon
+/// ends; a SIGKILL runs none of the daemon's own code.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_dies_with_a_daemon_killed_outright() {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("collegium is running");
+    let plugin = plugin_of(&daemon);
+    daemon.child.kill().expect("SIGKILL");
+    daemon.child.wait().expect("wait");
+    procs::assert_ended(&plugin, ENDS_WITHIN);
+}
+
+/// As above, for a plugin running as its own OS user: the switch to that
+/// user would clear a parent-death signal set before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_under_its_own_user_dies_with_a_daemon_killed_outright() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    fixture_deployment(&h, &["workspace", "fixture"]);
+    h.run_plugin_as("fixture", WORKER_USER);
+    let mut daemon = h.daemon();
+    daemon.wait_for("collegium is running");
+    let plugin = plugin_of(&daemon);
+    daemon.child.kill().expect("SIGKILL");
+    daemon.child.wait().expect("wait");
+    procs::assert_ended(&plugin, ENDS_WITHIN);
+}
+
+/// The suite leaves no process running: a scenario's daemon is killed when
+/// it is dropped, as its test ends whether it passed or not, and the plugins
+/// it started end with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_dropped_deployment_leaves_no_plugin_running() {
+    let plugin = {
+        let h = Harness::start().await;
+        h.provision().await.expect("provisioned");
+        fixture_deployment(&h, &["workspace", "fixture"]);
+        let mut daemon = h.daemon();
+        daemon.wait_for("collegium is running");
+        plugin_of(&daemon)
+    };
+    procs::assert_ended(&plugin, ENDS_WITHIN);
 }

@@ -44,12 +44,20 @@ impl Fixture {
         }
     }
 
-    /// Appends what was asked to the record file.
-    fn record(&self, call_id: &str, tool: &str, arguments: &Value) -> Result<(), Status> {
+    /// Appends what was asked to the record file, with the settings the
+    /// call carried.
+    fn record(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: &Value,
+        settings: &Value,
+    ) -> Result<(), Status> {
         let Some(path) = &self.record else {
             return Ok(());
         };
-        let line = json!({"call_id": call_id, "tool": tool, "arguments": arguments});
+        let line =
+            json!({"call_id": call_id, "tool": tool, "arguments": arguments, "settings": settings});
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -101,7 +109,9 @@ impl Toolset for Fixture {
             namespace: NAMESPACE.into(),
             sandbox: Some(sandbox),
             tools: tools::declarations(),
-            settings_schema_json: json!({"type": "object"}).to_string(),
+            // Tests of a malformed declaration replace the schema.
+            settings_schema_json: std::env::var("FIXTURE_SETTINGS_SCHEMA")
+                .unwrap_or_else(|_| tools::settings_schema().to_string()),
             ..DescribeResponse::default()
         }))
     }
@@ -149,7 +159,8 @@ impl Toolset for Fixture {
         let tool = tools::find(&call.tool)
             .ok_or_else(|| Status::not_found(format!("no tool fixture::{}", call.tool)))?;
         let arguments: Value = serde_json::from_slice(&call.arguments_json).unwrap_or(Value::Null);
-        self.record(&call.call_id, tool.name, &arguments)?;
+        let settings: Value = serde_json::from_str(&call.settings_json).unwrap_or(Value::Null);
+        self.record(&call.call_id, tool.name, &arguments, &settings)?;
         let (cancel, cancelled) = oneshot::channel();
         self.running
             .lock()
@@ -160,7 +171,7 @@ impl Toolset for Fixture {
         let running = self.running.clone();
         let behaviour = tool.behaviour;
         tokio::spawn(async move {
-            let outcome = act(behaviour, &arguments, &events, cancelled).await;
+            let outcome = act(behaviour, &arguments, &settings, &events, cancelled).await;
             if let Ok(mut map) = running.lock() {
                 map.remove(&call.call_id);
             }
@@ -207,6 +218,7 @@ impl Toolset for Fixture {
 async fn act(
     behaviour: Behaviour,
     arguments: &Value,
+    settings: &Value,
     events: &mpsc::Sender<Result<InvokeEvent, Status>>,
     cancelled: oneshot::Receiver<()>,
 ) -> Option<(tool_result::Outcome, String)> {
@@ -222,6 +234,13 @@ async fn act(
             format!("wrote {}", text("path")),
         )),
         Behaviour::Ask => Some((success("yes".into()), "answered".into())),
+        Behaviour::Greet => Some((
+            success(format!(
+                "{} (settings: {settings})",
+                settings["greeting"].as_str().unwrap_or_default()
+            )),
+            "greeted".into(),
+        )),
         Behaviour::Fail => Some((
             tool_result::Outcome::Failure(Failure {
                 message: "the fixture failed on purpose".into(),

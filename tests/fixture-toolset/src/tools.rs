@@ -25,6 +25,8 @@ pub enum Behaviour {
     Hang,
     /// Returns a page with its content key.
     Page,
+    /// Answers with the settings the call carried.
+    Greet,
 }
 
 pub struct FixtureTool {
@@ -36,6 +38,15 @@ pub struct FixtureTool {
     pub supersedable: bool,
     pub behaviour: Behaviour,
     pub parameters: fn() -> Value,
+    /// The settings it works only under (§3.4).
+    pub requires_settings: &'static [&'static str],
+}
+
+/// The settings the fixture is configured by (§3.4): a greeting, which
+/// `greet` works only under, and a signature; nothing else.
+pub fn settings_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false,
+           "properties": {"greeting": {"type": "string"}, "signature": {"type": "string"}}})
 }
 
 fn key() -> Value {
@@ -77,6 +88,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Read,
         parameters: key,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "lookup",
@@ -87,6 +99,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Read,
         parameters: key,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "write",
@@ -97,6 +110,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Write,
         parameters: write,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "confirm",
@@ -107,6 +121,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Ask,
         parameters: question,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "slow",
@@ -117,6 +132,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Slow,
         parameters: sleep,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "fail",
@@ -127,6 +143,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Fail,
         parameters: nothing,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "hang_read",
@@ -137,6 +154,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Hang,
         parameters: nothing,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "hang_write",
@@ -147,6 +165,7 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: false,
         behaviour: Behaviour::Hang,
         parameters: nothing,
+        requires_settings: &[],
     },
     FixtureTool {
         name: "page",
@@ -157,6 +176,18 @@ pub const TOOLS: &[FixtureTool] = &[
         supersedable: true,
         behaviour: Behaviour::Page,
         parameters: url,
+        requires_settings: &[],
+    },
+    FixtureTool {
+        name: "greet",
+        description: "Greets with the configured greeting. Offered only where one is set.",
+        gate: Gate::None,
+        retryable: true,
+        concurrent: false,
+        supersedable: false,
+        behaviour: Behaviour::Greet,
+        parameters: nothing,
+        requires_settings: &["greeting"],
     },
 ];
 
@@ -179,7 +210,11 @@ pub fn declarations() -> Vec<ToolDeclaration> {
                 retryable: tool.retryable,
                 concurrent: tool.concurrent,
                 supersedable: tool.supersedable,
-                requires_settings: Vec::new(),
+                requires_settings: tool
+                    .requires_settings
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
             }
         })
         .collect()

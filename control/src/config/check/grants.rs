@@ -13,7 +13,7 @@ use crate::config::model::{Agent, Config};
 use crate::config::problems::{KeyPath, Problem, Problems};
 use crate::config::schema::structural_problems;
 use crate::tools::names::{GrantName, parse_grant};
-use crate::tools::{Registry, ToolRef, ToolsetDeclaration, ToolsetKind};
+use crate::tools::{Registry, ToolDeclaration, ToolRef, ToolsetDeclaration, ToolsetKind};
 
 /// What an agent's grants come to.
 pub struct Granted {
@@ -67,13 +67,14 @@ pub fn resolve(
 
     let mut settings = BTreeMap::new();
     for namespace in &granted_namespaces {
+        // Merged for a plugin too, whose schema arrives with its `Describe`:
+        // boot checks them against it (`declared_at_boot`), and its calls
+        // carry them (§3.4, §3.14).
+        let merged = merged_settings(config, agent, namespace, path, problems);
         if let Some(toolset) = registry.toolset(namespace) {
-            let merged = merged_settings(config, agent, namespace, path, problems);
-            for problem in settings_problems(toolset, &merged, config, agent, path) {
-                problems.extend([problem]);
-            }
-            settings.insert(namespace.clone(), Value::Object(merged));
+            problems.extend(settings_problems(toolset, &merged, config, agent, path));
         }
+        settings.insert(namespace.clone(), Value::Object(merged));
     }
 
     let mut tools = BTreeSet::new();
@@ -81,32 +82,15 @@ pub fn resolve(
         match grant {
             GrantName::Namespace(ns) => {
                 if let Some(toolset) = registry.toolset(ns) {
-                    for tool in &toolset.tools {
-                        if tool.settings_satisfied(settings.get(ns)) {
-                            tools.insert(ToolRef::new(ns, &tool.name));
-                        }
-                    }
+                    tools.extend(namespace_grant(toolset, settings.get(ns)));
                 }
             }
             GrantName::Tool(tool) => {
                 if let Some(declared) = registry.tool(tool)
-                    && !declared.settings_satisfied(settings.get(&tool.namespace))
+                    && let Some(refusal) =
+                        ref_without_settings(tool, declared, settings.get(&tool.namespace))
                 {
-                    problems.push(
-                        path.key("grants").index(*i),
-                        format!(
-                            "`{tool}` works only with the setting{} {} under [agents.settings.{}] or [settings.{}], and none is given (§3.4)",
-                            if declared.requires_settings.len() == 1 { "" } else { "s" },
-                            declared
-                                .requires_settings
-                                .iter()
-                                .map(|s| format!("`{s}`"))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            tool.namespace,
-                            tool.namespace,
-                        ),
-                    );
+                    problems.push(path.key("grants").index(*i), refusal);
                     continue;
                 }
                 tools.insert(tool.clone());
@@ -234,6 +218,106 @@ fn settings_problems(
                 problem.path = defaults.suffixed(&relative);
             }
             problem
+        })
+        .collect()
+}
+
+/// The tools a grant of `toolset`'s whole namespace covers under the
+/// agent's effective `settings`: a tool that works only under certain
+/// settings is left out until they are present (§3.4). The one rule for a
+/// framework toolset at `config check` and for a plugin's, declared at boot.
+pub fn namespace_grant<'a>(
+    toolset: &'a ToolsetDeclaration,
+    settings: Option<&'a Value>,
+) -> impl Iterator<Item = ToolRef> + 'a {
+    toolset
+        .tools
+        .iter()
+        .filter(move |tool| missing_settings(&tool.requires_settings, settings).is_empty())
+        .map(|tool| ToolRef::new(&toolset.namespace, &tool.name))
+}
+
+/// Why naming `tool` by ref is refused under these effective settings, if it
+/// is: it works only under settings the agent does not have (§3.4).
+fn ref_without_settings(
+    tool: &ToolRef,
+    declared: &ToolDeclaration,
+    settings: Option<&Value>,
+) -> Option<String> {
+    let missing = missing_settings(&declared.requires_settings, settings);
+    if missing.is_empty() {
+        return None;
+    }
+    let quoted = |keys: &[&String]| {
+        keys.iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let required: Vec<&String> = declared.requires_settings.iter().collect();
+    let absent = if missing.len() == required.len() {
+        "none is given".to_string()
+    } else {
+        format!("{} is not given", quoted(&missing))
+    };
+    Some(format!(
+        "`{tool}` works only with the setting{} {} under [agents.settings.{ns}] or [settings.{ns}], and {absent} (§3.4)",
+        if required.len() == 1 { "" } else { "s" },
+        quoted(&required),
+        ns = tool.namespace,
+    ))
+}
+
+/// The checks `resolve` makes of a framework toolset's settings and grants,
+/// for a toolset declared only at boot by its own process (a plugin's
+/// `Describe`, §3.14): every granted agent's effective settings against the
+/// schema it declares, and every grant naming one of its tools by ref
+/// without the settings that tool works under. Each problem beside the
+/// username of the agent it concerns.
+pub fn declared_at_boot(config: &Config, toolset: &ToolsetDeclaration) -> Vec<(String, Problem)> {
+    let namespace = &toolset.namespace;
+    let mut found = Vec::new();
+    for (index, agent) in config.agents.iter().enumerate() {
+        let path = KeyPath::root().key("agents").index(index);
+        let grants: Vec<(usize, GrantName)> = agent
+            .grants
+            .iter()
+            .enumerate()
+            .filter_map(|(i, text)| parse_grant(text).ok().map(|g| (i, g)))
+            .filter(|(_, grant)| match grant {
+                GrantName::Namespace(ns) => ns == namespace,
+                GrantName::Tool(tool) => tool.namespace == *namespace,
+            })
+            .collect();
+        if grants.is_empty() {
+            continue;
+        }
+        // A settings table that is not a table was refused when the file
+        // was loaded; nothing of it is left to report here.
+        let merged = merged_settings(config, agent, namespace, &path, &mut Problems::default());
+        let mut problems = settings_problems(toolset, &merged, config, agent, &path);
+        let merged = Value::Object(merged);
+        for (i, grant) in &grants {
+            if let GrantName::Tool(tool) = grant
+                && let Some(declared) = toolset.tool(&tool.tool)
+                && let Some(refusal) = ref_without_settings(tool, declared, Some(&merged))
+            {
+                problems.push(Problem::new(path.key("grants").index(*i), refusal));
+            }
+        }
+        found.extend(problems.into_iter().map(|p| (agent.username.clone(), p)));
+    }
+    found
+}
+
+/// The keys of `required` the settings lack (an explicit null is absent).
+fn missing_settings<'a>(required: &'a [String], settings: Option<&Value>) -> Vec<&'a String> {
+    required
+        .iter()
+        .filter(|key| {
+            settings
+                .and_then(|s| s.get(key.as_str()))
+                .is_none_or(Value::is_null)
         })
         .collect()
 }

@@ -10,6 +10,8 @@ mod unbuilt;
 
 use std::path::Path;
 
+pub use grants::{declared_at_boot, namespace_grant};
+
 use super::model::Config;
 use super::problems::{Problem, Problems};
 use super::resolved::ResolvedAgent;
