@@ -51,6 +51,7 @@ fn logged(dir: &Path, calls: u32) -> (std::path::PathBuf, std::path::PathBuf) {
                     seq: anchor.seq,
                     hash: anchor.hash,
                 }),
+                None,
                 1_800_000_000_012,
             )
             .expect("anchor");

@@ -35,6 +35,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(5, "0005_worker_calls"),
     migration!(6, "0006_question_choices"),
     migration!(7, "0007_crash_returns"),
+    migration!(8, "0008_worker_call_disclosures"),
 ];
 
 /// The schema version this build writes.

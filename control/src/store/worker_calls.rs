@@ -62,6 +62,16 @@ impl CallEnd {
     }
 }
 
+/// What a call that made a durable record disclosed of it (§3.4, §3.6).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Disclosure {
+    pub description: String,
+    pub body: String,
+    pub reference: String,
+    #[serde(default)]
+    pub superseded: Vec<String>,
+}
+
 /// A recorded call, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerCall {
@@ -69,6 +79,8 @@ pub struct WorkerCall {
     pub ended_at: Option<Millis>,
     pub outcome: Option<String>,
     pub audit: Option<AuditAnchor>,
+    /// What the call disclosed, where it made a durable record (§8.3).
+    pub disclosure: Option<Disclosure>,
 }
 
 impl Store {
@@ -93,24 +105,31 @@ impl Store {
         Ok(())
     }
 
-    /// Closes a call with its outcome and, where the worker returned one, the
-    /// audit line it wrote.
+    /// Closes a call with its outcome and, where the worker returned them,
+    /// the audit line it wrote and what it disclosed.
     pub fn record_call_end(
         &self,
         call_id: &str,
         end: CallEnd,
         audit: Option<&AuditAnchor>,
+        disclosure: Option<&Disclosure>,
         now: Millis,
     ) -> Result<(), StoreError> {
+        let disclosure = disclosure
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         self.conn.execute(
-            "UPDATE worker_calls SET ended_at = ?2, outcome = ?3, audit_seq = ?4, audit_hash = ?5
+            "UPDATE worker_calls SET ended_at = ?2, outcome = ?3, audit_seq = ?4, audit_hash = ?5,
+                                     disclosure = ?6
              WHERE call_id = ?1",
             params![
                 call_id,
                 now,
                 end.as_str(),
                 audit.map(|a| a.seq),
-                audit.map(|a| a.hash.as_str())
+                audit.map(|a| a.hash.as_str()),
+                disclosure
             ],
         )?;
         Ok(())
@@ -142,11 +161,19 @@ impl Store {
 }
 
 const WORKER_CALL_COLUMNS: &str = "call_id, turn_id, agent, worker, tool, arguments_sha256, \
-     decision_id, retryable, dispatched_at, ended_at, outcome, audit_seq, audit_hash";
+     decision_id, retryable, dispatched_at, ended_at, outcome, audit_seq, audit_hash, disclosure";
 
 fn read_worker_call(row: &rusqlite::Row<'_>) -> rusqlite::Result<WorkerCall> {
     let seq: Option<u64> = row.get(11)?;
     let hash: Option<String> = row.get(12)?;
+    let disclosure = row
+        .get::<_, Option<String>>(13)?
+        .map(|text| {
+            serde_json::from_str::<Disclosure>(&text).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(13, rusqlite::types::Type::Text, e.into())
+            })
+        })
+        .transpose()?;
     Ok(WorkerCall {
         call: NewWorkerCall {
             call_id: row.get(0)?,
@@ -162,6 +189,7 @@ fn read_worker_call(row: &rusqlite::Row<'_>) -> rusqlite::Result<WorkerCall> {
         ended_at: row.get(9)?,
         outcome: row.get(10)?,
         audit: seq.zip(hash).map(|(seq, hash)| AuditAnchor { seq, hash }),
+        disclosure,
     })
 }
 

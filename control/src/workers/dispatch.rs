@@ -21,7 +21,7 @@ use collegium_worker_kit::grant::GrantSigner;
 use tonic::transport::Channel;
 
 use super::handshake::{HandshakeRefused, SandboxExpectation, compare};
-use crate::store::worker_calls::{AuditAnchor, CallEnd, NewWorkerCall};
+use crate::store::worker_calls::{AuditAnchor, CallEnd, Disclosure, NewWorkerCall};
 use crate::store::{StoreError, StoreHandle};
 use crate::tools::{ToolDeclaration, ToolsetDeclaration};
 
@@ -254,10 +254,13 @@ impl Worker {
             }
         };
         let (end, anchor) = ending(&outcome);
+        let disclosure = disclosed(&outcome);
         let call_id = dispatch.call_id;
         let ended = to_millis(now_ms());
         store
-            .call(move |s| s.record_call_end(&call_id, end, anchor.as_ref(), ended))
+            .call(move |s| {
+                s.record_call_end(&call_id, end, anchor.as_ref(), disclosure.as_ref(), ended)
+            })
             .await?;
         Ok(outcome)
     }
@@ -384,6 +387,23 @@ fn ending(outcome: &CallOutcome) -> (CallEnd, Option<AuditAnchor>) {
         CallOutcome::Ambiguous(_) => (CallEnd::Ambiguous, None),
         CallOutcome::Lost(_) => (CallEnd::Lost, None),
     }
+}
+
+/// What a successful call disclosed of the durable record it made, which
+/// the trace shows beside the call (§3.4, §8.3).
+fn disclosed(outcome: &CallOutcome) -> Option<Disclosure> {
+    let CallOutcome::Finished(result) = outcome else {
+        return None;
+    };
+    let Some(tool_result::Outcome::Success(success)) = &result.outcome else {
+        return None;
+    };
+    success.disclosure.as_ref().map(|d| Disclosure {
+        description: d.description.clone(),
+        body: d.body.clone(),
+        reference: d.reference.clone(),
+        superseded: d.superseded.clone(),
+    })
 }
 
 fn millis(duration: Duration) -> u64 {

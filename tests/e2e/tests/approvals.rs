@@ -105,6 +105,11 @@ async fn s3_7_an_approved_call_runs_once_with_its_decision_recorded() {
         recorded.call.decision_id.is_some(),
         "the dispatch names its decision"
     );
+    assert_eq!(
+        recorded.disclosure.map(|d| d.body),
+        Some("ship on Friday\u{202E}".to_string()),
+        "what the write disclosed is kept with the call (§3.4, §8.3)"
+    );
     let last = turn_requests(&h).pop().expect("completions");
     assert!(
         !last["messages"].to_string().contains("Approval needed"),

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use collegium_control::store::worker_calls::Disclosure;
 use collegium_control::store::{Store, StoreHandle};
 use collegium_control::tools::Gate;
 use collegium_control::workers::dispatch::{
@@ -240,6 +241,22 @@ async fn arch4_an_approved_write_runs_and_its_decision_is_audited() {
     approved.decision_id = Some("decision-7".into());
     let outcome = invoke(&s, approved).await;
     assert_eq!(success_text(&outcome), "wrote 5 bytes to a.txt");
+    let row = s
+        .store
+        .call(|store| store.worker_call("w2"))
+        .await
+        .expect("store")
+        .expect("recorded");
+    assert_eq!(
+        row.disclosure,
+        Some(Disclosure {
+            description: "the file a.txt".into(),
+            body: "hello".into(),
+            reference: "a.txt".into(),
+            superseded: vec!["the earlier a.txt".into()],
+        }),
+        "what the write disclosed is kept with the call, for its trace (§3.4, §8.3)"
+    );
     let lines: Vec<Value> = std::fs::read_to_string(&s.fixture.audit)
         .expect("audit")
         .lines()

@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
-    CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Failure, HealthRequest,
-    HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Progress, RenderRequest,
-    RenderResponse, Success, ToolResult, invoke_event, tool_result, toolset_server::Toolset,
+    CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Disclosure, Failure,
+    HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Progress,
+    RenderRequest, RenderResponse, Success, ToolResult, invoke_event, tool_result,
+    toolset_server::Toolset,
 };
 use collegium_worker_kit::admission::Admission;
 use collegium_worker_kit::sandbox;
@@ -226,11 +227,17 @@ async fn act(
     match behaviour {
         Behaviour::Read => Some((success(read_value(&text("key"))), "read".into())),
         Behaviour::Write => Some((
-            success(format!(
-                "wrote {} bytes to {}",
-                text("content").len(),
-                text("path")
-            )),
+            tool_result::Outcome::Success(Success {
+                text: format!("wrote {} bytes to {}", text("content").len(), text("path")),
+                // A write makes a durable record, and says what it is.
+                disclosure: Some(Disclosure {
+                    description: format!("the file {}", text("path")),
+                    body: text("content"),
+                    reference: text("path"),
+                    superseded: vec![format!("the earlier {}", text("path"))],
+                }),
+                ..Success::default()
+            }),
             format!("wrote {}", text("path")),
         )),
         Behaviour::Ask => Some((success("yes".into()), "answered".into())),
