@@ -14,8 +14,43 @@ pub struct PromptFacts<'a> {
     /// A reasoned denial of the same tool earlier in this turn: (who, what
     /// they said). The approver reads what was refused before.
     pub earlier_denial: Option<(String, String)>,
-    /// The payload as the tool will receive it.
+    /// The payload the approver reads: the arguments as the tool will
+    /// receive them, or a plugin's own rendering of them (§3.14).
     pub payload: &'a str,
+    pub form: PayloadForm,
+    /// Why a plugin's own rendering is missing, where one was asked for
+    /// and the arguments are shown in its place: framework words only.
+    pub unrendered: Option<&'a str>,
+}
+
+/// What the payload is, which decides how it is fenced and whether it may
+/// be cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadForm {
+    /// The call's arguments, as JSON.
+    Arguments,
+    /// A plugin's rendering, as text (§3.4).
+    Rendered,
+    /// A plugin's rendering of a command: shown whole or not at all (§6.2).
+    Command,
+}
+
+impl PayloadForm {
+    fn language(self) -> &'static str {
+        match self {
+            Self::Arguments => "json",
+            Self::Rendered | Self::Command => "text",
+        }
+    }
+
+    /// The extension of the file a payload too long for a post is
+    /// attached as.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Arguments => "json",
+            Self::Rendered | Self::Command => "txt",
+        }
+    }
 }
 
 /// What the framework-authored line says of a call (§3.7): which action of
@@ -90,12 +125,21 @@ pub fn render(facts: &PromptFacts<'_>) -> String {
             )
         })
         .unwrap_or_default();
+    let unrendered = facts
+        .unrendered
+        .map(|why| {
+            format!(
+                "\n⚠ The plugin's own rendering of this call is unavailable ({why}); its arguments are shown exactly as the tool will receive them."
+            )
+        })
+        .unwrap_or_default();
     let payload = escaped(facts.payload);
     let fence = fence_for(&payload);
     format!(
-        "🔐 **Approval needed** for `{tool}` — {line}.{denial}\n{fence}json\n{payload}\n{fence}",
+        "🔐 **Approval needed** for `{tool}` — {line}.{denial}{unrendered}\n{fence}{language}\n{payload}\n{fence}",
         tool = facts.tool,
         line = facts.line.describe(),
+        language = facts.form.language(),
     )
 }
 
@@ -109,7 +153,7 @@ pub fn render_bounded(facts: &PromptFacts<'_>, limit: usize, file: &str) -> Boun
         return Bounded::Whole(whole);
     }
     // A person approves the very bytes a command runs: never a prefix.
-    if NEVER_CUT.contains(&facts.tool) {
+    if NEVER_CUT.contains(&facts.tool) || facts.form == PayloadForm::Command {
         return Bounded::NeverCut;
     }
     let total = facts.payload.chars().count();
@@ -254,6 +298,8 @@ mod tests {
             },
             earlier_denial: None,
             payload,
+            form: PayloadForm::Arguments,
+            unrendered: None,
         });
         assert!(
             text.contains("`````json\n"),
@@ -275,6 +321,8 @@ mod tests {
             },
             earlier_denial: None,
             payload: &payload,
+            form: PayloadForm::Arguments,
+            unrendered: None,
         };
         let Bounded::Attached(text) = render_bounded(&facts, 1_000, "payload.json") else {
             panic!("a prefix and an attachment");
@@ -305,12 +353,69 @@ mod tests {
             },
             earlier_denial: None,
             payload: &command,
+            form: PayloadForm::Arguments,
+            unrendered: None,
         };
         assert_eq!(render_bounded(&facts, 1_000, "p.json"), Bounded::NeverCut);
         assert!(matches!(
             render_bounded(&facts, 100_000, "p.json"),
             Bounded::Whole(_)
         ));
+    }
+
+    #[test]
+    fn s3_14_a_plugins_rendering_is_shown_as_text_and_a_rendered_command_is_never_cut() {
+        let line = || Provenance {
+            action: 1,
+            budget: 10,
+            asked_by: None,
+        };
+        let rendered = "Send to ana@example.com:\n```\nHello\u{202E}";
+        let text = render(&PromptFacts {
+            tool: "crm::send",
+            line: line(),
+            earlier_denial: None,
+            payload: rendered,
+            form: PayloadForm::Rendered,
+            unrendered: None,
+        });
+        assert!(
+            text.contains("````text\nSend to ana@example.com:\n```\nHello\\u{202E}\n````"),
+            "fenced as text, its own fence and hidden characters shown: {text}"
+        );
+        assert!(!text.contains("unavailable"), "{text}");
+        let long = "rm -rf x; ".repeat(500);
+        let command = PromptFacts {
+            tool: "ops::run",
+            line: line(),
+            earlier_denial: None,
+            payload: &long,
+            form: PayloadForm::Command,
+            unrendered: None,
+        };
+        assert_eq!(render_bounded(&command, 1_000, "p.txt"), Bounded::NeverCut);
+    }
+
+    #[test]
+    fn s3_14_an_unavailable_rendering_shows_the_arguments_and_says_so() {
+        let text = render(&PromptFacts {
+            tool: "crm::send",
+            line: Provenance {
+                action: 1,
+                budget: 10,
+                asked_by: None,
+            },
+            earlier_denial: None,
+            payload: "{\n  \"to\": \"ana@example.com\"\n}",
+            form: PayloadForm::Arguments,
+            unrendered: Some("it did not answer within 10 s"),
+        });
+        assert!(
+            text.contains(
+                "⚠ The plugin's own rendering of this call is unavailable (it did not answer within 10 s); its arguments are shown exactly as the tool will receive them.\n```json\n{\n  \"to\": \"ana@example.com\"\n}\n```"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -329,6 +434,8 @@ mod tests {
             },
             earlier_denial: Some(("bo".into(), "not to \u{202E}them".into())),
             payload: "{}",
+            form: PayloadForm::Arguments,
+            unrendered: None,
         });
         assert!(
             text.contains("asked by the colleague Theo, working for @ana: “word word"),

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use collegium_proto::toolset::v1::PayloadKind;
 use collegium_proto::toolset::v1::tool_result::Outcome as WireOutcome;
 use serde_json::{Value, json};
 
@@ -16,7 +17,7 @@ use crate::tools::arguments::{self, ArgumentError};
 use crate::tools::core::ResultViews;
 use crate::tools::resolve::resolve;
 use crate::tools::{Gate, Host, ToolRef};
-use crate::workers::dispatch::{CallOutcome, Dispatch};
+use crate::workers::dispatch::{CallOutcome, Dispatch, RenderError};
 
 use crate::services::{Seat, Services};
 
@@ -464,26 +465,7 @@ async fn run_worker(
             },
         );
     };
-    let settings = scope
-        .seat
-        .agent
-        .settings
-        .get(&tool.namespace)
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    let dispatch = Dispatch {
-        // Providers number calls per completion, so their ids repeat across
-        // turns; the worker's record needs one unique across the store.
-        call_id: format!("{}/{}", scope.turn_id, call.id),
-        turn_id: scope.turn_id.to_string(),
-        agent: scope.seat.agent.username.clone(),
-        tool: tool.tool.clone(),
-        arguments_json: serde_json::to_vec(value).unwrap_or_default(),
-        settings_json: settings.to_string(),
-        channel: scope.channel.to_string(),
-        decision_id: decision,
-        deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
-    };
+    let dispatch = dispatch(scope, call, tool, value, decision);
     // The call runs as a task of its own: a kill stops waiting for it, and
     // it may still complete and record its outcome (§7.5).
     let (services, worker) = (scope.services.clone(), worker.clone());
@@ -573,6 +555,92 @@ async fn run_worker(
                 }
             }
             executed(summary, outcome)
+        }
+    }
+}
+
+/// The call as a worker or plugin receives it: the exact argument bytes and
+/// the agent's effective settings for the namespace (§3.4).
+fn dispatch(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+    decision: Option<String>,
+) -> Dispatch {
+    let settings = scope
+        .seat
+        .agent
+        .settings
+        .get(&tool.namespace)
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Dispatch {
+        // Providers number calls per completion, so their ids repeat across
+        // turns; the worker's record needs one unique across the store.
+        call_id: format!("{}/{}", scope.turn_id, call.id),
+        turn_id: scope.turn_id.to_string(),
+        agent: scope.seat.agent.username.clone(),
+        tool: tool.tool.clone(),
+        arguments_json: serde_json::to_vec(value).unwrap_or_default(),
+        settings_json: settings.to_string(),
+        channel: scope.channel.to_string(),
+        decision_id: decision,
+        deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
+    }
+}
+
+/// How long a plugin may take to render a gated call's payload before the
+/// prompt shows the arguments instead.
+pub const RENDER_WITHIN: Duration = Duration::from_secs(10);
+
+/// What an approval prompt shows of a gated plugin call (§3.4, §3.14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rendering {
+    /// The plugin's own rendering of the payload; `command` where it is a
+    /// command, which is shown whole or not at all (§6.2).
+    Rendered { payload: String, command: bool },
+    /// The plugin could not render it: why, in the framework's words.
+    Unavailable(String),
+}
+
+/// The plugin's rendering of a gated call, from the arguments and settings
+/// the call itself would carry.
+pub async fn render(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Rendering {
+    let Some(worker) = scope.services.workers.get(&tool.namespace) else {
+        return Rendering::Unavailable("the plugin is not running".into());
+    };
+    let dispatch = dispatch(scope, call, tool, value, None);
+    match worker.render(&dispatch, RENDER_WITHIN).await {
+        Ok(rendered) => match PayloadKind::try_from(rendered.kind) {
+            Ok(PayloadKind::Text) => Rendering::Rendered {
+                payload: rendered.payload,
+                command: false,
+            },
+            Ok(PayloadKind::ShellCommand) => Rendering::Rendered {
+                payload: rendered.payload,
+                command: true,
+            },
+            // A payload of no stated kind cannot be told a command or not,
+            // so it is not shown as either.
+            Ok(PayloadKind::Unspecified) | Err(_) => {
+                tracing::warn!(%tool, kind = rendered.kind, "a rendering of no known kind");
+                Rendering::Unavailable("it did not say what kind of payload it rendered".into())
+            }
+        },
+        Err(error) => {
+            tracing::warn!(%tool, %error, "the plugin could not render an approval payload");
+            Rendering::Unavailable(match error {
+                RenderError::TimedOut(within) => {
+                    format!("it did not answer within {} s", within.as_secs())
+                }
+                RenderError::Failed(_) => "it answered with an error".into(),
+            })
         }
     }
 }

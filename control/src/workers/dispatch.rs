@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
-    Call, CancelRequest, DescribeRequest, DescribeResponse, InvokeRequest, ToolResult,
-    invoke_event, tool_result, toolset_client::ToolsetClient,
+    Call, CancelRequest, DescribeRequest, DescribeResponse, InvokeRequest, RenderRequest,
+    RenderResponse, ToolResult, invoke_event, tool_result, toolset_client::ToolsetClient,
 };
 use collegium_worker_kit::admission::now_ms;
 use collegium_worker_kit::audit::digest;
@@ -74,6 +74,17 @@ pub struct Dispatch {
     /// The decision that let a gated call through.
     pub decision_id: Option<String>,
     pub deadline: Duration,
+}
+
+/// Why a toolset's own rendering of a call's payload could not be had
+/// (§3.4, §3.14). Its text is for the log: the message a failing process
+/// returned is its own words, which never reach an approval prompt (§3.7).
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("it did not answer within {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    #[error("it answered with an error: {0}")]
+    Failed(String),
 }
 
 /// How a call ended, as the turn reads it.
@@ -193,17 +204,7 @@ impl Worker {
             }
         }
         let now = now_ms();
-        let deadline_ms = now.saturating_add(millis(dispatch.deadline));
-        let call = Call {
-            agent: dispatch.agent.clone(),
-            turn_id: dispatch.turn_id.clone(),
-            call_id: dispatch.call_id.clone(),
-            tool: dispatch.tool.clone(),
-            arguments_json: dispatch.arguments_json.clone(),
-            settings_json: dispatch.settings_json.clone(),
-            deadline_unix_ms: deadline_ms,
-            channel: dispatch.channel.clone(),
-        };
+        let call = wire_call(&dispatch, now.saturating_add(millis(dispatch.deadline)));
         let decision = dispatch.decision_id.clone().unwrap_or_default();
         let grant = signer.sign(&self.namespace, &call, &decision, now);
         let record = NewWorkerCall {
@@ -265,6 +266,24 @@ impl Worker {
         Ok(outcome)
     }
 
+    /// The payload a person approving `dispatch` reads, as the toolset
+    /// renders it from the very arguments and settings the call would carry
+    /// (§3.4). Nothing is recorded and nothing runs: rendering is no call.
+    pub async fn render(
+        &self,
+        dispatch: &Dispatch,
+        within: Duration,
+    ) -> Result<RenderResponse, RenderError> {
+        let request = RenderRequest {
+            call: Some(wire_call(dispatch, now_ms().saturating_add(millis(within)))),
+        };
+        match tokio::time::timeout(within, self.client.clone().render(request)).await {
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => Err(RenderError::Failed(status.message().to_string())),
+            Err(_) => Err(RenderError::TimedOut(within)),
+        }
+    }
+
     async fn exchange(
         &self,
         request: InvokeRequest,
@@ -299,6 +318,20 @@ impl Worker {
                 }
             }
         }
+    }
+}
+
+/// The call as the wire carries it, abandoned after `deadline_ms`.
+fn wire_call(dispatch: &Dispatch, deadline_ms: u64) -> Call {
+    Call {
+        agent: dispatch.agent.clone(),
+        turn_id: dispatch.turn_id.clone(),
+        call_id: dispatch.call_id.clone(),
+        tool: dispatch.tool.clone(),
+        arguments_json: dispatch.arguments_json.clone(),
+        settings_json: dispatch.settings_json.clone(),
+        deadline_unix_ms: deadline_ms,
+        channel: dispatch.channel.clone(),
     }
 }
 

@@ -56,8 +56,13 @@ async fn s3_7_an_approved_call_runs_once_with_its_decision_recorded() {
     assert!(
         prompt
             .message
-            .contains("\"content\": \"ship on Friday\\u{202E}\""),
-        "the hidden character shows: {}",
+            .contains("```text\nwrite notes/plan.txt:\nship on Friday\\u{202E}\n```"),
+        "the plugin's own rendering, the hidden character shown (§3.14): {}",
+        prompt.message
+    );
+    assert!(
+        !prompt.message.contains("\"content\""),
+        "the rendering, not the arguments: {}",
         prompt.message
     );
     assert_eq!(prompt.props["collegium_role"], "prompt");
@@ -360,7 +365,7 @@ async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whol
     assert!(
         prompt
             .message
-            .contains("the whole of it is attached as `fixture-write-payload.json`"),
+            .contains("the whole of it is attached as `fixture-write-payload.txt`"),
         "{}",
         prompt.message
     );
@@ -374,13 +379,12 @@ async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whol
         .get(&format!("files/{}/info", prompt.file_ids[0]))
         .await
         .expect("file info");
-    let payload = serde_json::to_string_pretty(&json!({"path": "plan.txt", "content": content}))
-        .expect("json");
-    assert_eq!(file.name, "fixture-write-payload.json");
+    let payload = format!("write plan.txt:\n{content}");
+    assert_eq!(file.name, "fixture-write-payload.txt");
     assert_eq!(
         usize::try_from(file.size).expect("size"),
         payload.len(),
-        "the whole payload"
+        "the whole payload, as the plugin rendered it"
     );
     h.click("ana", &prompt.id, "approve").await;
     h.wait_post(&dm, "mira", "Written whole.", since).await;
@@ -390,4 +394,48 @@ async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whol
         Some(content.as_str()),
         "the tool gets the whole payload"
     );
+}
+
+/// §3.14, §6.2: where a plugin cannot render a gated call, the person reads
+/// the exact arguments instead, told in the framework's words that the
+/// rendering is unavailable; nothing the plugin said reaches the prompt.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_plugin_that_cannot_render_a_call_leaves_its_arguments_shown() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    let path = format!("{}-plan.txt", fixture_toolset::UNRENDERABLE);
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": path, "content": "ship on Friday"}),
+            )]),
+            reply("Written."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    let arguments =
+        serde_json::to_string_pretty(&json!({"path": path, "content": "ship on Friday"}))
+            .expect("json");
+    assert!(
+        prompt.message.contains(&format!(
+            "⚠ The plugin's own rendering of this call is unavailable (it answered with an error); its arguments are shown exactly as the tool will receive them.\n```json\n{arguments}\n```"
+        )),
+        "{}",
+        prompt.message
+    );
+    assert!(
+        !prompt
+            .message
+            .contains(fixture_toolset::UNRENDERABLE_BECAUSE),
+        "the plugin's words stay out of the prompt: {}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written.", since).await;
+    assert_eq!(asked_tools(&record), ["write"], "approved, it runs");
 }

@@ -12,10 +12,10 @@ use collegium_control::store::worker_calls::Disclosure;
 use collegium_control::store::{Store, StoreHandle};
 use collegium_control::tools::Gate;
 use collegium_control::workers::dispatch::{
-    CallOutcome, Dispatch, Worker, WorkerError, WorkerSpec,
+    CallOutcome, Dispatch, RenderError, Worker, WorkerError, WorkerSpec,
 };
 use collegium_control::workers::handshake::SandboxExpectation;
-use collegium_proto::toolset::v1::tool_result;
+use collegium_proto::toolset::v1::{PayloadKind, tool_result};
 use collegium_worker_kit::grant::GrantSigner;
 use e2e::binary;
 use e2e::fixture::{FixtureProcess, declaration};
@@ -265,6 +265,60 @@ async fn arch4_an_approved_write_runs_and_its_decision_is_audited() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["outcome"], "success");
     assert_eq!(lines[0]["decision"], "decision-7");
+}
+
+/// §3.4, §3.14: a gated call's payload is rendered by the toolset from the
+/// call it would receive; a rendering that never comes is given up on at
+/// its bound, and nothing is dispatched or recorded either way.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_rendering_is_asked_of_the_toolset_and_bounded_in_time() {
+    let s = setup().await;
+    let rendered = s
+        .worker
+        .render(
+            &dispatch("r1", "write", json!({"path": "a.txt", "content": "hello"})),
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("rendered");
+    assert_eq!(rendered.payload, "write a.txt:\nhello");
+    assert_eq!(rendered.kind, PayloadKind::Text as i32);
+    let path = format!("{}.txt", fixture_toolset::RENDER_HANGS);
+    let started = std::time::Instant::now();
+    let hung = s
+        .worker
+        .render(
+            &dispatch("r2", "write", json!({"path": path, "content": "hello"})),
+            Duration::from_millis(300),
+        )
+        .await;
+    assert!(matches!(hung, Err(RenderError::TimedOut(_))), "{hung:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let refused = s
+        .worker
+        .render(
+            &dispatch(
+                "r3",
+                "write",
+                json!({"path": fixture_toolset::UNRENDERABLE, "content": "hello"}),
+            ),
+            Duration::from_secs(5),
+        )
+        .await;
+    assert!(
+        matches!(&refused, Err(RenderError::Failed(m)) if m == fixture_toolset::UNRENDERABLE_BECAUSE),
+        "{refused:?}"
+    );
+    assert!(fixture_toolset::asked(&s.fixture.record).is_empty());
+    for id in ["r1", "r2", "r3"] {
+        let id = id.to_string();
+        let row = s
+            .store
+            .call(move |store| store.worker_call(&id))
+            .await
+            .expect("store");
+        assert!(row.is_none(), "a rendering is no call");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

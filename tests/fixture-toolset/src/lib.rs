@@ -77,6 +77,14 @@ pub fn asked(record: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A `write` whose path starts so is refused a rendering, with
+/// `UNRENDERABLE_BECAUSE`.
+pub const UNRENDERABLE: &str = "unrenderable";
+/// The fixture's own words for a refused rendering.
+pub const UNRENDERABLE_BECAUSE: &str = "the fixture's own reason for not rendering";
+/// A `write` whose path starts so is never rendered: the request hangs.
+pub const RENDER_HANGS: &str = "render-hangs";
+
 type Events = Pin<Box<dyn Stream<Item = Result<InvokeEvent, Status>> + Send>>;
 
 fn result(outcome: tool_result::Outcome, summary: String) -> ToolResult {
@@ -128,15 +136,25 @@ impl Toolset for Fixture {
         let arguments: Value = serde_json::from_slice(&call.arguments_json)
             .map_err(|e| Status::invalid_argument(format!("arguments: {e}")))?;
         match call.tool.as_str() {
-            "write" => Ok(Response::new(RenderResponse {
-                kind: PayloadKind::Text as i32,
-                payload: format!(
-                    "write {}:\n{}",
-                    arguments["path"].as_str().unwrap_or_default(),
-                    arguments["content"].as_str().unwrap_or_default()
-                ),
-                summary: format!("write {}", arguments["path"].as_str().unwrap_or_default()),
-            })),
+            "write" => {
+                let path = arguments["path"].as_str().unwrap_or_default();
+                // Paths that make the rendering fail or never come, for the
+                // prompt's fallback to the arguments.
+                if path.starts_with(UNRENDERABLE) {
+                    return Err(Status::internal(UNRENDERABLE_BECAUSE));
+                }
+                if path.starts_with(RENDER_HANGS) {
+                    std::future::pending::<()>().await;
+                }
+                Ok(Response::new(RenderResponse {
+                    kind: PayloadKind::Text as i32,
+                    payload: format!(
+                        "write {path}:\n{}",
+                        arguments["content"].as_str().unwrap_or_default()
+                    ),
+                    summary: format!("write {path}"),
+                }))
+            }
             "confirm" => Ok(Response::new(RenderResponse {
                 kind: PayloadKind::Text as i32,
                 payload: arguments["question"].as_str().unwrap_or_default().into(),

@@ -58,16 +58,51 @@ impl Turn<'_> {
                 "an approval for a call that did not resolve".into(),
             ));
         };
-        let payload = serde_json::to_string_pretty(value).unwrap_or_default();
+        let arguments = serde_json::to_string_pretty(value).unwrap_or_default();
+        // A plugin decides what its prompt shows (§3.14); where it cannot
+        // say, the person still reads the exact arguments, and is told why.
+        let plugin = self
+            .services
+            .registry
+            .toolset(&tool.namespace)
+            .is_some_and(|t| t.host == crate::tools::Host::Plugin);
+        let rendering = if plugin {
+            let scope = CallScope {
+                services: self.services,
+                seat: self.seat,
+                turn_id: &self.id,
+                channel: &self.channel_handle,
+            };
+            Some(calls::render(&scope, &planned.call, tool, value).await)
+        } else {
+            None
+        };
+        let (payload, form, unrendered) = match rendering {
+            Some(calls::Rendering::Rendered { payload, command }) => (
+                payload,
+                if command {
+                    prompt::PayloadForm::Command
+                } else {
+                    prompt::PayloadForm::Rendered
+                },
+                None,
+            ),
+            Some(calls::Rendering::Unavailable(why)) => {
+                (arguments, prompt::PayloadForm::Arguments, Some(why))
+            }
+            None => (arguments, prompt::PayloadForm::Arguments, None),
+        };
         let tool = tool.to_string();
         let facts = prompt::PromptFacts {
             tool: &tool,
             line: self.provenance().await,
             earlier_denial: self.reasoned_denials.get(&tool).cloned(),
             payload: &payload,
+            form,
+            unrendered: unrendered.as_deref(),
         };
         let limit = self.services.post_limit.get();
-        let file = format!("{}-payload.json", tool.replace("::", "-"));
+        let file = format!("{}-payload.{}", tool.replace("::", "-"), form.extension());
         // Over the post limit the payload is attached whole beside a bounded
         // prefix, or, for a tool never cut (a command), refused (§3.7).
         let (text, attachment) = match prompt::render_bounded(&facts, limit, &file) {
