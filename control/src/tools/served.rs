@@ -74,7 +74,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_tool_named_as_served_is_declared() {
+    fn a4_every_tool_named_as_served_is_declared() {
         let registry = Registry::framework();
         for (namespace, tool) in CORE.iter().chain(DAEMON_GRANTED) {
             let tool = ToolRef::new(*namespace, *tool);
@@ -84,7 +84,7 @@ mod tests {
     }
 
     #[test]
-    fn toolsets_whose_feature_has_not_landed_are_not_built() {
+    fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
         for namespace in ["memory", "tasks", "conversations", "web", "mail"] {
             let toolset = registry.toolset(namespace).expect("declared");
