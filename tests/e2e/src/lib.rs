@@ -184,6 +184,25 @@ grants = ["ask"]
         .expect("credentials")
     }
 
+    /// The approval or question a prompt post carries. The daemon records
+    /// the prompt's post id just after the post is made, so a test that has
+    /// just seen the post polls for the row rather than racing that write.
+    pub async fn decision_for_prompt(&self, post: &str) -> String {
+        let store = collegium_control::store::Store::open(&self.state_dir().join("collegium.db"))
+            .expect("store");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(id) = store.decision_for_prompt(post).expect("query") {
+                return id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no approval or question records the prompt post {post}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Installs the fixture toolset as the plugin `fixture` (§3.14): a
     /// directory under the plugins root holding a `serve` executable, which
     /// records every call asked of it in `record`.

@@ -4,7 +4,6 @@
 //! reaches the model only as the call's result.
 
 use collegium_control::callbacks::DECISION_ROUTE as DECISION;
-use collegium_control::store::Store;
 use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
@@ -194,11 +193,7 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
         "an agent's mention is stripped from the prompt: {}",
         prompt.message
     );
-    let approval = Store::open(&h.state_dir().join("collegium.db"))
-        .expect("store")
-        .decision_for_prompt(&prompt.id)
-        .expect("query")
-        .expect("the prompt's approval");
+    let approval = h.decision_for_prompt(&prompt.id).await;
     let key = h.credentials().command.expect("command").token;
     let forge = |user: &str, signature: &str| {
         json!({"user_id": user, "channel_id": square, "post_id": prompt.id, "trigger_id": "t",

@@ -117,10 +117,7 @@ async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_an
     h.say("ana", &square, "@mira plan the offsite").await;
     let prompt = question(&h, &square, since).await;
     let key = h.credentials().command.expect("command").token;
-    let id = store(&h)
-        .decision_for_prompt(&prompt.id)
-        .expect("query")
-        .expect("the question");
+    let id = h.decision_for_prompt(&prompt.id).await;
     let signature = collegium_control::approvals::sign::sign(&key, &id);
     // A forged choice, and an outsider's click, record nothing.
     let click = |user: String, choice: usize| {

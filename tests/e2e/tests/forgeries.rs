@@ -78,21 +78,15 @@ impl World {
         h.wait_post(&dm, "mira", "Done in the DM.", since).await;
         h.say("ana", &square, "@mira write it").await;
         let second = h.wait_post(&square, "mira", "Approval needed", since).await;
-        let approval_of = |post: &str| {
-            store(&h)
-                .decision_for_prompt(post)
-                .expect("query")
-                .expect("an approval")
+        let facts = |approval: String, channel: &str| Facts {
+            signature: sign(&key, &approval),
+            approval,
+            channel: channel.to_string(),
         };
-        let facts = |post: &str, channel: &str| {
-            let approval = approval_of(post);
-            Facts {
-                signature: sign(&key, &approval),
-                approval,
-                channel: channel.to_string(),
-            }
-        };
-        let (decided, parked) = (facts(&first.id, &dm), facts(&second.id, &square));
+        let (decided, parked) = (
+            facts(h.decision_for_prompt(&first.id).await, &dm),
+            facts(h.decision_for_prompt(&second.id).await, &square),
+        );
         let parked_turn = store(&h)
             .last_turn("mira", &square)
             .expect("query")
