@@ -5,6 +5,7 @@
 //! turn parked here. There is no timeout. A question (§3.7a) rides the same
 //! machinery and is resolved by a person's answer instead.
 
+pub mod presence;
 pub mod prompt;
 pub mod question;
 pub mod sign;

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::DIALOG_ROUTE;
+use crate::approvals::presence::{Presence, presence};
 use crate::approvals::{Decided, prompt, question, sign};
 use crate::services::Services;
-use crate::store::AuthorKind;
 use crate::store::decisions::DecisionRecord;
 
 #[derive(Deserialize, Default)]
@@ -194,12 +194,11 @@ async fn checked(
         .store
         .call(move |s| {
             let decision = s.decision(&id)?;
-            let member = s.members(&channel)?.into_iter().find(|m| m.user_id == user);
-            Ok((decision, member))
+            Ok((decision, presence(s, &channel, &user)?))
         })
         .await
         .map_err(|e| format!("The decision could not be read: {e}"))?;
-    let (Some(decision), member) = found else {
+    let (Some(decision), standing) = found else {
         return Err("There is no such approval or question.".into());
     };
     let (noun, verb) = if decision.is_question() {
@@ -214,10 +213,10 @@ async fn checked(
     }
     // Who decided is the member the store knows by that id, never a name
     // the request carries.
-    let by = match member {
-        Some(m) if m.kind == AuthorKind::Person => m.username,
-        Some(_) => return Err(format!("Only a person may {verb} this {noun}.")),
-        None => {
+    let by = match standing {
+        Presence::Person(username) => username,
+        Presence::NotAPerson => return Err(format!("Only a person may {verb} this {noun}.")),
+        Presence::Absent => {
             return Err(format!(
                 "Only a person in this channel may {verb} this {noun}."
             ));

@@ -2,7 +2,7 @@
 //! `user_added` and `user_removed` and reconciled at boot and on a resync, so
 //! the turn path never asks Mattermost who is present.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::kinds::AuthorKind;
 use super::{Millis, Store, StoreError};
@@ -81,6 +81,27 @@ impl Store {
             .query_map(params![name], |row| row.get(0))?
             .collect::<Result<_, _>>()?;
         Ok(rows)
+    }
+
+    /// One member of a channel as last observed, if present: the one row
+    /// both the decision route and `/collegium approvals` judge presence by
+    /// (§3.7, §8.4).
+    pub fn member(&self, channel_id: &str, user_id: &str) -> Result<Option<Member>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT user_id, username, kind FROM channel_members
+                 WHERE channel_id = ?1 AND user_id = ?2",
+                params![channel_id, user_id],
+                |row| {
+                    Ok(Member {
+                        user_id: row.get(0)?,
+                        username: row.get(1)?,
+                        kind: row.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
     }
 
     /// The channel's members as last observed, by username.
