@@ -43,6 +43,20 @@ pub fn render(facts: &QuestionFacts<'_>) -> String {
     out
 }
 
+/// The question's words as a prompt `render`ed shows them: its closing run
+/// of quoted lines, since the question is always last and nothing above it
+/// ends the prompt (§3.7a). What `/collegium approvals` heads an entry with
+/// (§8.4).
+pub fn asked_words(prompt: &str) -> String {
+    let mut quoted: Vec<&str> = prompt
+        .lines()
+        .rev()
+        .map_while(|line| line.strip_prefix("> ").or((line == ">").then_some("")))
+        .collect();
+    quoted.reverse();
+    quoted.join("\n")
+}
+
 /// The buttons (contract §C.1): one per offered answer, by index, then
 /// "Answer…". The answer a click records is the text the store kept for
 /// that index, never text the click carries.
@@ -109,6 +123,21 @@ mod tests {
              ❓ **Question** — action 2 of 10 in this turn; asked by @ana: “book the offsite”.\n\
              > Which venue?\n> Hall A or B\\u{200B}"
         );
+    }
+
+    #[test]
+    fn s8_4_a_rendered_question_gives_back_its_words() {
+        let line = Provenance {
+            action: 1,
+            budget: 10,
+            asked_by: None,
+        };
+        let text = render(&QuestionFacts {
+            lead: Some("> a quote of my own\n\nThen my reason."),
+            line,
+            question: "Which venue?\n\nHall A or B",
+        });
+        assert_eq!(asked_words(&text), "Which venue?\n\nHall A or B");
     }
 
     #[test]

@@ -13,11 +13,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+use crate::approvals::presence::presence;
+use crate::approvals::question;
 use crate::chat::directory::framework_post;
 use crate::commands;
+use crate::commands::approvals::{self, Awaiting, Waiting};
 use crate::context::window::local_time;
 use crate::services::{Halt, Services, Steer, SteerRefused};
-use crate::store::ChannelKind;
+use crate::store::decisions::DecisionRecord;
+use crate::store::{ChannelKind, Millis, ObservedChannel};
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -50,7 +54,7 @@ pub async fn command(
         "" | "help" => ephemeral(&commands::listing()),
         "stop" | "kill" => halt(services, &request, sub == "kill").await,
         "queue" => queue(services, &request, rest.first().copied()).await,
-        "approvals" => approvals(services, rest.first().copied()).await,
+        "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest),
         "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
@@ -249,49 +253,78 @@ async fn queue(services: &Services, request: &CommandRequest, agent: Option<&str
     ephemeral(&out)
 }
 
-/// `approvals [{agent}]` (§8.4): every approval still waiting on a person.
-async fn approvals(services: &Services, agent: Option<&str>) -> Json<Value> {
+/// `approvals [{agent}]` (§8.4): what waits on a person in the channels the
+/// invoker is in, by the same presence that decides who may answer (§3.7),
+/// so a private channel's or a direct message's prompts reach only its
+/// members.
+async fn approvals(
+    services: &Services,
+    request: &CommandRequest,
+    agent: Option<&str>,
+) -> Json<Value> {
     let agent = agent.map(|a| a.trim_start_matches('@').to_lowercase());
+    let invoker = request.user_id.clone();
     let open = services
         .store
         .call(move |s| {
             let mut open = Vec::new();
             for (decision, at) in s.open_decisions(agent.as_deref())? {
-                let channel = s.channel(&decision.channel_id)?;
-                open.push((decision, at, channel));
+                if presence(s, &decision.channel_id, &invoker)?.may_answer() {
+                    let channel = s.channel(&decision.channel_id)?;
+                    open.push((decision, at, channel));
+                }
             }
             Ok(open)
         })
-        .await
-        .unwrap_or_default();
-    if open.is_empty() {
-        return ephemeral("No approval or question is waiting on a person.");
+        .await;
+    let open = match open {
+        Ok(open) => open,
+        Err(error) => return ephemeral(&format!("What waits could not be read: {error}")),
+    };
+    let waiting: Vec<Waiting> = open
+        .into_iter()
+        .map(|(decision, at, channel)| waiting(services, decision, at, channel))
+        .collect();
+    ephemeral(&approvals::render(
+        &waiting,
+        chrono::Utc::now().timestamp_millis(),
+    ))
+}
+
+/// One open decision as the list names it.
+fn waiting(
+    services: &Services,
+    decision: DecisionRecord,
+    requested_at: Millis,
+    channel: Option<ObservedChannel>,
+) -> Waiting {
+    let agent = services
+        .display_names
+        .get(&decision.agent)
+        .cloned()
+        .unwrap_or_else(|| decision.agent.clone());
+    let place = match channel {
+        Some(c) if !c.name.is_empty() => format!("~{}", c.name),
+        Some(c) => format!("a direct message ({})", c.display_name),
+        None => "an unknown channel".into(),
+    };
+    let awaiting = if decision.is_question() {
+        Awaiting::Question {
+            words: question::asked_words(&decision.payload),
+        }
+    } else {
+        Awaiting::Approval {
+            tool: decision.tool.clone(),
+        }
+    };
+    Waiting {
+        agent,
+        place,
+        awaiting,
+        requested_at,
+        requested_local: local_time(requested_at, services.timezone),
+        prompt_post_id: decision.prompt_post_id,
     }
-    let mut out = format!("{} waiting on a person, oldest first:", open.len());
-    for (decision, at, channel) in open {
-        let display = services
-            .display_names
-            .get(&decision.agent)
-            .cloned()
-            .unwrap_or_else(|| decision.agent.clone());
-        let place = match channel {
-            Some(c) if !c.name.is_empty() => format!("~{}", c.name),
-            Some(c) => format!("a direct message ({})", c.display_name),
-            None => "an unknown channel".into(),
-        };
-        let _ = write!(
-            out,
-            "\n- {display} in {place}: {} since {} (prompt post {})",
-            if decision.is_question() {
-                "a question"
-            } else {
-                decision.tool.as_deref().unwrap_or("more actions")
-            },
-            local_time(at, services.timezone),
-            decision.prompt_post_id.as_deref().unwrap_or("not posted")
-        );
-    }
-    ephemeral(&out)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! the command with the hint built from these definitions; the command route
 //! (with the control work) dispatches on them.
 
+pub mod approvals;
+
 /// The slash command's trigger.
 pub const TRIGGER: &str = "collegium";
 

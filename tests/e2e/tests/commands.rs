@@ -236,3 +236,81 @@ async fn s7_5_kill_frees_the_lane_at_once_while_a_tool_runs_on_to_its_end() {
     let finished = finished.expect("the slow tool finished after the kill");
     assert_eq!(finished.outcome.as_deref(), Some("success"));
 }
+
+/// A private channel ana made and added @mira to; its id.
+async fn private_channel_with_mira(h: &e2e::Harness, owner: &str, name: &str) -> String {
+    let session = h.session(owner).await;
+    let team = h.team().await;
+    let channel: mattermost_wire::model::Channel = session
+        .post(
+            "channels",
+            &json!({"team_id": team.id, "name": name, "display_name": "Secret", "type": "P"}),
+        )
+        .await
+        .expect("a private channel");
+    let mira = h.user("mira").await;
+    let _: serde_json::Value = session
+        .post(
+            &format!("channels/{}/members", channel.id),
+            &json!({"user_id": mira.id}),
+        )
+        .await
+        .expect("mira added");
+    channel.id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_approvals_lists_only_what_waits_in_the_invokers_channels() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
+    let secret = private_channel_with_mira(&h, "ana", "secret").await;
+    let mut asking = calls(&[(
+        "ask__human",
+        json!({"question": "Which venue\nfor the offsite?", "answers": []}),
+    )]);
+    asking.text = Some("One fact first.".into());
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__write", json!({"path": "a.txt", "content": "x"}))]),
+            asking,
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &secret, "@mira write it").await;
+    let approval = h.wait_post(&secret, "mira", "Approval needed", since).await;
+    h.decision_for_prompt(&approval.id).await;
+    let dm = h.dm("ana", "theo").await;
+    h.say("ana", &dm, "book the offsite").await;
+    let question = h.wait_post(&dm, "theo", "❓ **Question**", since).await;
+    h.decision_for_prompt(&question.id).await;
+
+    // Bo is in neither the private channel nor the direct message.
+    h.command("bo", &square, "/collegium approvals").await;
+    h.wait_ephemeral(
+        "bo",
+        "No approval or question is waiting on a person in the channels you are in.",
+    )
+    .await;
+
+    h.command("ana", &square, "/collegium approvals").await;
+    let listed = h
+        .wait_ephemeral("ana", "2 waiting on a person in the channels you are in")
+        .await;
+    let text = listed["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        text.contains("Mira in ~secret: approval of fixture::write, waiting under a minute")
+            && text.contains(&format!("prompt post {}", approval.id)),
+        "{text}"
+    );
+    assert!(
+        text.contains("Theo the Operator in a direct message")
+            && text.contains("a question, “Which venue for the offsite?”, waiting under a minute")
+            && text.contains(&format!("prompt post {}", question.id)),
+        "{text}"
+    );
+    assert!(
+        text.find("Mira in").unwrap_or(usize::MAX) < text.find("Theo the Operator in").unwrap_or(0),
+        "oldest first: {text}"
+    );
+}
