@@ -713,3 +713,95 @@ async fn leaving_posts_system_leave_channel_and_town_square_cannot_be_left() {
         .await
         .expect_error(400, "api.channel.remove.default.app_error");
 }
+
+#[tokio::test]
+async fn archiving_refuses_what_mattermost_refuses_and_leaves_a_system_post() {
+    let world = World::new().await;
+    let team = world.team("acme").await;
+    let (ada, ada_user) = world.person("ada").await;
+    let (_, bea_user) = world.person("bea").await;
+    let channel = world.channel(&team, "old", "O").await;
+    world.members(&team, &channel, &[&ada_user]).await;
+    world.add_to_team(&team, &bea_user).await;
+    let square = channel_named(&world, &team, "town-square").await;
+    world
+        .admin
+        .delete(&format!("channels/{}", id(&square)))
+        .await
+        .expect_error(400, "api.channel.delete_channel.cannot.app_error");
+    let dm = ada
+        .post("channels/direct", json!([id(&ada_user), id(&bea_user)]))
+        .await
+        .expect(201);
+    ada.delete(&format!("channels/{}", id(&dm)))
+        .await
+        .expect_error(400, "api.channel.delete_channel.type.invalid");
+
+    // A channel user may archive their channel, once.
+    ada.delete(&format!("channels/{}", id(&channel)))
+        .await
+        .expect(200);
+    ada.delete(&format!("channels/{}", id(&channel)))
+        .await
+        .expect_error(400, "api.channel.delete_channel.deleted.app_error");
+    let post = system_post(&world, &channel, "system_channel_deleted").await;
+    assert_eq!(post["message"], "ada archived the channel.");
+    assert_eq!(post["user_id"], ada_user["id"]);
+}
+
+#[tokio::test]
+async fn restoring_takes_a_team_admin_and_brings_the_channel_back_with_its_members() {
+    let world = World::new().await;
+    let team = world.team("acme").await;
+    let (ada, ada_user) = world.person("ada").await;
+    let channel = world.channel(&team, "old", "P").await;
+    world.members(&team, &channel, &[&ada_user]).await;
+    let (mut socket, _) = Socket::open(&world.ws(), ada.token.as_deref().expect("token")).await;
+    world
+        .admin
+        .post(&format!("channels/{}/restore", id(&channel)), json!({}))
+        .await
+        .expect_error(400, "api.channel.restore_channel.restored.app_error");
+    ada.delete(&format!("channels/{}", id(&channel)))
+        .await
+        .expect(200);
+
+    // A channel member is no team admin: `manage_team` is the team's.
+    ada.post(&format!("channels/{}/restore", id(&channel)), json!({}))
+        .await
+        .expect_error(403, "api.context.permissions.app_error");
+    world
+        .admin
+        .post("channels/aaaaaaaaaaaaaaaaaaaaaaaaaa/restore", json!({}))
+        .await
+        .expect_error(404, "app.channel.get.existing.app_error");
+    let restored = world
+        .admin
+        .post(&format!("channels/{}/restore", id(&channel)), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(restored["id"], channel["id"]);
+    assert_eq!(restored["delete_at"], 0);
+    assert_millis(&restored["update_at"]);
+    let event = socket
+        .event("channel_restored", std::time::Duration::from_secs(5))
+        .await;
+    assert_eq!(event["data"]["channel_id"], channel["id"]);
+    assert_eq!(event["broadcast"]["team_id"], team["id"]);
+
+    ada.get(&format!(
+        "channels/{}/members/{}",
+        id(&channel),
+        id(&ada_user)
+    ))
+    .await
+    .expect(200);
+    ada.post(
+        "posts",
+        json!({"channel_id": id(&channel), "message": "back"}),
+    )
+    .await
+    .expect(201);
+    let post = system_post(&world, &channel, "system_channel_restored").await;
+    assert_eq!(post["message"], "admin unarchived the channel.");
+}

@@ -487,34 +487,186 @@ pub async fn patch(
     Ok(Json(channel))
 }
 
-/// `DELETE /channels/{id}`: archive. Archived channels take no posts.
+/// `DELETE /channels/{id}`: archive, as `deleteChannel` and
+/// `App.DeleteChannel` do it. A direct or group message cannot be archived
+/// (400); archiving takes a member's `delete_*_channel` permission, which
+/// every channel user holds by default, or an admin's (403); an archived
+/// channel and the team's default channel are refused (400). The channel
+/// keeps its members and its name; the archiver's system post lands before
+/// it closes, then the team hears `channel_deleted`.
 pub async fn archive(
     State(sim): State<AppState>,
     caller: Caller,
     Path(channel_id): Path<String>,
 ) -> ApiResult<Json<StatusOk>> {
+    if !crate::ids::is_valid(&channel_id) {
+        return Err(ApiError::invalid_url_param("channel_id"));
+    }
     let now = sim.clock.now();
     let outbound = {
         let mut data = sim.data();
-        let allowed =
-            data.is_admin(&caller.user_id) || data.is_member(&channel_id, &caller.user_id);
         let channel = data.channel(&channel_id)?.clone();
-        if !allowed || matches!(channel.kind.as_str(), "D" | "G") {
+        if matches!(channel.kind.as_str(), "D" | "G") {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "api.channel.delete_channel.type.invalid",
+                "Could not delete channel of type direct or group.",
+            ));
+        }
+        let allowed = data.is_admin(&caller.user_id)
+            || is_team_admin(&data, &channel.team_id, &caller.user_id)
+            || data.is_member(&channel_id, &caller.user_id);
+        if !allowed {
             return Err(ApiError::forbidden());
         }
+        if channel.delete_at != 0 {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "api.channel.delete_channel.deleted.app_error",
+                "The channel has been archived or deleted.",
+            ));
+        }
+        if channel.name == super::teams::DEFAULT_CHANNEL {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "api.channel.delete_channel.cannot.app_error",
+                format!(
+                    "Unable to delete the default channel {}.",
+                    super::teams::DEFAULT_CHANNEL
+                ),
+            ));
+        }
+        let username = username_of(&data, &caller.user_id);
+        let mut outbound = posting::system_post(
+            &mut data,
+            &sim.hub,
+            posting::SystemPost {
+                channel_id: &channel_id,
+                user_id: &caller.user_id,
+                kind: "system_channel_deleted",
+                message: format!("{username} archived the channel."),
+                props: jsonmap(&[("username", &username)]),
+            },
+            now,
+        );
         if let Some(c) = data.channels.get_mut(&channel_id) {
             c.delete_at = now;
             c.update_at = now;
         }
-        posting::channel_event(
+        outbound.extend(team_event(
             &data,
-            &channel_id,
+            &channel.team_id,
             "channel_deleted",
-            jsonmap(&[("channel_id", &channel_id), ("delete_at", &now.to_string())]),
-        )
+            json_value(json!({"channel_id": channel_id, "delete_at": now})),
+        ));
+        outbound
     };
     deliver(&sim, outbound);
     Ok(Json(StatusOk::ok()))
+}
+
+/// `POST /channels/{id}/restore`: unarchive, as `restoreChannel` and
+/// `App.RestoreChannel` do it. The permission is `manage_team` on the
+/// channel's team, so a system or team admin (403 otherwise, and for a
+/// direct or group message, which has no team); a channel that is not
+/// archived is refused (400). The channel comes back with the members it
+/// had; the team hears `channel_restored`, then the restorer's system post
+/// lands. Answers the channel.
+pub async fn restore(
+    State(sim): State<AppState>,
+    caller: Caller,
+    Path(channel_id): Path<String>,
+) -> ApiResult<Json<Channel>> {
+    if !crate::ids::is_valid(&channel_id) {
+        return Err(ApiError::invalid_url_param("channel_id"));
+    }
+    let now = sim.clock.now();
+    let (channel, outbound) = {
+        let mut data = sim.data();
+        let channel = data.channel(&channel_id)?.clone();
+        let manages_team = !channel.team_id.is_empty()
+            && (data.is_admin(&caller.user_id)
+                || is_team_admin(&data, &channel.team_id, &caller.user_id));
+        if !manages_team {
+            return Err(ApiError::forbidden());
+        }
+        if channel.delete_at == 0 {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "api.channel.restore_channel.restored.app_error",
+                "Unable to unarchive channel. The channel is not archived.",
+            ));
+        }
+        let restored = {
+            let Some(c) = data.channels.get_mut(&channel_id) else {
+                return Err(ApiError::not_found(
+                    "app.channel.get.existing.app_error",
+                    "channel",
+                ));
+            };
+            c.delete_at = 0;
+            c.update_at = now;
+            c.clone()
+        };
+        let mut outbound = team_event(
+            &data,
+            &channel.team_id,
+            "channel_restored",
+            jsonmap(&[("channel_id", &channel_id)]),
+        );
+        let username = username_of(&data, &caller.user_id);
+        outbound.extend(posting::system_post(
+            &mut data,
+            &sim.hub,
+            posting::SystemPost {
+                channel_id: &channel_id,
+                user_id: &caller.user_id,
+                kind: "system_channel_restored",
+                message: format!("{username} unarchived the channel."),
+                props: jsonmap(&[("username", &username)]),
+            },
+            now,
+        ));
+        (restored, outbound)
+    };
+    deliver(&sim, outbound);
+    Ok(Json(channel))
+}
+
+/// Whether the user is an admin of the team (`manage_team`).
+fn is_team_admin(data: &Data, team_id: &str, user_id: &str) -> bool {
+    data.team_members
+        .get(&pair(team_id, user_id))
+        .is_some_and(|m| m.delete_at == 0 && m.scheme_admin)
+}
+
+fn username_of(data: &Data, user_id: &str) -> String {
+    data.users
+        .get(user_id)
+        .map(|u| u.user.username.clone())
+        .unwrap_or_default()
+}
+
+/// A team-scoped event (`channel_deleted`, `channel_restored`): Mattermost
+/// broadcasts it with the team's id, so every member of the team hears it.
+fn team_event(data: &Data, team_id: &str, name: &str, d: JsonMap) -> Vec<Outbound> {
+    let prefix = format!("{team_id}:");
+    data.team_members
+        .range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(&prefix))
+        .filter(|(_, m)| m.delete_at == 0)
+        .map(|(_, m)| Outbound::Event {
+            to: m.user_id.clone(),
+            event: hub::event(
+                name,
+                d.clone(),
+                mattermost_wire::model::Broadcast {
+                    team_id: team_id.to_string(),
+                    ..Default::default()
+                },
+            ),
+        })
+        .collect()
 }
 
 pub async fn members(

@@ -78,6 +78,7 @@ pub fn routes() -> Router<AppState> {
             get(channels::get).delete(channels::archive),
         )
         .route("/channels/{channel_id}/patch", put(channels::patch))
+        .route("/channels/{channel_id}/restore", post(channels::restore))
         .route(
             "/channels/{channel_id}/members",
             get(channels::members).post(channels::add),
