@@ -346,6 +346,12 @@ impl Rest {
         .await
     }
 
+    /// Unarchives a channel; it comes back with the members it had.
+    pub async fn restore_channel(&self, channel_id: &str) -> RestResult<Channel> {
+        self.post(&format!("channels/{channel_id}/restore"), &json!({}))
+            .await
+    }
+
     pub async fn channel_member(
         &self,
         channel_id: &str,

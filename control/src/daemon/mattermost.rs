@@ -81,7 +81,10 @@ pub async fn check(loaded: &LoadedConfig) -> Result<Credentials, DaemonError> {
                             );
                         }
                     }
-                    Some(_) => problems.push(format!("the channel ~{} is archived", channel.name)),
+                    Some(_) => problems.push(format!(
+                        "the channel ~{} is archived; provisioning restores it",
+                        channel.name
+                    )),
                     None => problems.push(format!("the channel ~{} does not exist", channel.name)),
                 }
             }

@@ -1,8 +1,9 @@
 //! Converge Mattermost to the configuration (§3.1): the team, the declared
-//! channels, one bot account per agent and one for the system bot, one token
-//! each, the memberships §3.1 names and no others, and the `/collegium`
-//! command. Each piece is read first and changed only where it differs, so a
-//! second run changes nothing; every change is one line.
+//! channels (restoring any an administrator archived), one bot account per
+//! agent and one for the system bot, one token each, the memberships §3.1
+//! names and no others, and the `/collegium` command. Each piece is read
+//! first and changed only where it differs, so a second run changes
+//! nothing; every change is one line.
 
 use std::collections::BTreeMap;
 
@@ -98,12 +99,6 @@ impl<'a> Converger<'a> {
                 ChannelType::Private => "P",
             };
             let channel = match self.admin.channel_by_name(team_id, &declared.name).await? {
-                Some(existing) if existing.delete_at != 0 => {
-                    return Err(ProvisionError::Conflict(format!(
-                        "the channel ~{} is archived; restore it in Mattermost (its name cannot be reused)",
-                        declared.name
-                    )));
-                }
                 Some(existing) => {
                     if existing.kind != kind {
                         return Err(ProvisionError::Conflict(format!(
@@ -117,6 +112,7 @@ impl<'a> Converger<'a> {
                             if kind == "P" { "private" } else { "public" },
                         )));
                     }
+                    let existing = self.unarchived(existing, &declared.name).await?;
                     if existing.display_name != display {
                         let renamed = self.admin.rename_channel(&existing.id, &display).await?;
                         self.change(format!(
@@ -144,6 +140,22 @@ impl<'a> Converger<'a> {
             found.insert(declared.name.clone(), channel);
         }
         Ok(found)
+    }
+
+    /// The channel, restored if an administrator archived it: a configured
+    /// channel is converged like any other piece (§3.1), and an archived
+    /// one still holds its name, so it cannot be created again.
+    async fn unarchived(
+        &mut self,
+        channel: Channel,
+        name: &str,
+    ) -> Result<Channel, ProvisionError> {
+        if channel.delete_at == 0 {
+            return Ok(channel);
+        }
+        let restored = self.admin.restore_channel(&channel.id).await?;
+        self.change(format!("restored the archived channel ~{name}"));
+        Ok(restored)
     }
 
     fn wanted(&self) -> Vec<Wanted> {

@@ -399,3 +399,46 @@ async fn s3_1_a_daemon_user_that_does_not_exist_is_refused_before_anything_is_cr
     assert!(!h.state_dir().exists());
     assert!(!h.has_team().await, "nothing was created");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_1_an_archived_channel_is_restored_by_provisioning_and_boot_refuses_only_until_then() {
+    let h = Harness::start().await;
+    h.provision().await.expect("first run");
+    let research = channel(&h, "research").await;
+    let before = members(&h, "research").await;
+    let archived: Value = h
+        .admin
+        .delete(&format!("channels/{}", research.id))
+        .await
+        .expect("an administrator archives ~research");
+    assert_eq!(archived, json!({"status": "OK"}));
+
+    let (code, stderr) = h.daemon_refusal();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the channel ~research is archived")
+            && stderr.contains("collegium-provision mattermost --config"),
+        "boot refuses, naming the channel and the fix: {stderr}"
+    );
+
+    let outcome = h
+        .provision()
+        .await
+        .expect("the archived channel is converged");
+    assert_eq!(
+        outcome.changes,
+        ["restored the archived channel ~research"],
+        "restored, not left for a person"
+    );
+    let restored = channel(&h, "research").await;
+    assert_eq!(restored.id, research.id, "the same channel, not a new one");
+    assert_eq!(restored.delete_at, 0);
+    assert_eq!(members(&h, "research").await, before, "its members kept");
+
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    daemon.terminate();
+    daemon.wait_for("stopped cleanly");
+    let again = h.provision().await.expect("third run");
+    assert!(again.changes.is_empty(), "{:#?}", again.changes);
+}
