@@ -83,6 +83,15 @@ impl Lanes {
             channel_id: post.channel_id.clone(),
         };
         let by_system_bot = post.author_kind == AuthorKind::SystemBot;
+        // A standing queue waits for a person (§7.1): a colleague's post
+        // joins it rather than start a turn that would take it all.
+        if post.author_kind == AuthorKind::Agent
+            && matches!(self.state(&key), Lane::Idle)
+            && self.queue_stands(&key).await
+        {
+            self.enqueue(&key, &post, true).await;
+            return;
+        }
         match self.state(&key) {
             Lane::Idle => {
                 let debounce = !self.debounce().is_zero() && post.author_kind == AuthorKind::Person;
@@ -94,7 +103,7 @@ impl Lanes {
                         key,
                         Lane::Debouncing {
                             author: post.author_name.clone(),
-                            posts: vec![(post, "start")],
+                            posts: vec![(post, runner::STARTED_IT)],
                             generation,
                             ceiling,
                             typing,
@@ -106,7 +115,7 @@ impl Lanes {
                     } else {
                         TurnCause::Post
                     };
-                    self.start_turn(key, vec![(post, "start")], cause, None);
+                    self.start_turn(key, vec![(post, runner::STARTED_IT)], cause, None);
                 }
             }
             // Nothing from the system bot is queued: triggers are idle-gated
@@ -195,6 +204,24 @@ impl Lanes {
                 }
             }
             Err(error) => warn!(%error, "could not queue a post"),
+        }
+    }
+
+    /// Whether rows wait untaken in an idle lane: a queue a failure left
+    /// standing (§7.1).
+    async fn queue_stands(&self, key: &LaneKey) -> bool {
+        let (agent, channel) = (key.agent.clone(), key.channel_id.clone());
+        match self
+            .services
+            .store
+            .call(move |s| s.queued_rows(&agent, &channel))
+            .await
+        {
+            Ok(rows) => !rows.is_empty(),
+            Err(error) => {
+                warn!(%error, "could not read the queue; the post starts a turn");
+                false
+            }
         }
     }
 

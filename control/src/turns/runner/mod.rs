@@ -51,6 +51,9 @@ use crate::store::decisions::NewDecision;
 /// (contract §A.12), so this keeps it on while the model generates (§8.1).
 pub const TYPING_EVERY: Duration = Duration::from_secs(3);
 
+/// How the post that started a turn is recorded among its answers (§5.2).
+pub const STARTED_IT: &str = "start";
+
 /// A turn to run, as the lane starts it.
 pub struct TurnStart {
     pub agent: String,
@@ -758,10 +761,13 @@ impl<'a> Turn<'a> {
         };
         let id = self.id.clone();
         let (agent, channel) = (self.start.agent.clone(), self.start.channel_id.clone());
+        // Only the post that started the turn is queued again: a fragment
+        // the debounce folded named nobody, so it queues nothing (§4.4).
         let started: Vec<(String, Millis)> = self
             .start
             .answers
             .iter()
+            .filter(|(_, how)| *how == STARTED_IT)
             .map(|(p, _)| (p.id.clone(), p.created_at))
             .collect();
         let recorded = self
