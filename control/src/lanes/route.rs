@@ -362,15 +362,18 @@ impl Lanes {
         author: &str,
     ) {
         let fold = Arc::new(FoldGate::new(author, self.services.limits.fold_limit));
+        let turn_id = uuid::Uuid::now_v7().to_string();
         self.lanes.insert(
             key.clone(),
             Lane::Running {
+                turn_id: turn_id.clone(),
                 fold: fold.clone(),
                 deferred: Vec::new(),
                 person_waits: false,
             },
         );
         let start = TurnStart {
+            turn_id,
             agent: key.agent,
             channel_id: key.channel_id,
             cause,

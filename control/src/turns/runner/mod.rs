@@ -56,6 +56,8 @@ pub const STARTED_IT: &str = "start";
 
 /// A turn to run, as the lane starts it.
 pub struct TurnStart {
+    /// The turn's id, chosen by the lane so it knows which turn it runs.
+    pub turn_id: String,
     pub agent: String,
     pub channel_id: String,
     pub cause: TurnCause,
@@ -82,7 +84,7 @@ pub struct TurnOutcome {
 /// Runs the turn to its end. Never panics on a failure of its own: every
 /// way out records the end and returns the outcome the lane needs.
 pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
-    let turn_id = uuid::Uuid::now_v7().to_string();
+    let turn_id = start.turn_id.clone();
     let outcome = TurnOutcome {
         agent: start.agent.clone(),
         channel_id: start.channel_id.clone(),
