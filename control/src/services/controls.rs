@@ -34,6 +34,10 @@ pub enum SteerRefused {
     NothingRunning,
     /// Several agents run here and none was named: never guessed.
     Several(Vec<String>),
+    /// The turn waits on a person (§3.7, §3.7a): a steer is read before a
+    /// completion, and a parked turn makes none until that person answers,
+    /// so the invoker is told what it waits on instead (§7.5, §5.4).
+    Parked { agent: String, turn_id: String },
 }
 
 struct Running {
@@ -132,20 +136,24 @@ impl Controls {
         steer: Steer,
     ) -> Result<String, SteerRefused> {
         let running = self.lock();
-        let mut here: Vec<&Running> = running
-            .values()
-            .filter(|r| r.channel_id == channel_id)
-            .filter(|r| agent.is_none_or(|a| r.agent == a))
+        let mut here: Vec<(&String, &Running)> = running
+            .iter()
+            .filter(|(_, r)| r.channel_id == channel_id)
+            .filter(|(_, r)| agent.is_none_or(|a| r.agent == a))
             .collect();
-        here.sort_by(|a, b| a.agent.cmp(&b.agent));
+        here.sort_by(|a, b| a.1.agent.cmp(&b.1.agent));
         match here.as_slice() {
             [] => Err(SteerRefused::NothingRunning),
-            [one] => {
+            [(turn_id, one)] if one.working_since.is_none() => Err(SteerRefused::Parked {
+                agent: one.agent.clone(),
+                turn_id: (*turn_id).clone(),
+            }),
+            [(_, one)] => {
                 let _ = one.steer.send(steer);
                 Ok(one.agent.clone())
             }
             several => Err(SteerRefused::Several(
-                several.iter().map(|r| r.agent.clone()).collect(),
+                several.iter().map(|(_, r)| r.agent.clone()).collect(),
             )),
         }
     }
