@@ -121,11 +121,18 @@ impl Store {
     }
 
     /// Every lane with rows nobody has taken: (agent, channel, how many,
-    /// when the oldest was queued). The stall sweep reads it (§7.6).
+    /// since when they have stood with no turn of the agent's running). The
+    /// stall sweep reads it (§7.6): a row queued behind a turn starts
+    /// standing only once that turn ends and the lane goes idle.
     pub fn standing_queues(&self) -> Result<Vec<(String, String, u32, Millis)>, StoreError> {
         let mut statement = self.conn.prepare(
-            "SELECT agent, channel_id, COUNT(*), MIN(queued_at) FROM queue
-             WHERE taken_by IS NULL GROUP BY agent, channel_id ORDER BY agent, channel_id",
+            "SELECT q.agent, q.channel_id, COUNT(*),
+                    MAX(MIN(q.queued_at),
+                        COALESCE((SELECT MAX(t.ended_at) FROM turns t
+                                  WHERE t.agent = q.agent AND t.channel_id = q.channel_id), 0))
+             FROM queue q
+             WHERE q.taken_by IS NULL GROUP BY q.agent, q.channel_id
+             ORDER BY q.agent, q.channel_id",
         )?;
         let rows = statement
             .query_map([], |row| {
