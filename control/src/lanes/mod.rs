@@ -189,7 +189,10 @@ impl Lanes {
         }
         if let Some(Lane::Debouncing { posts, typing, .. }) = self.lanes.remove(&key) {
             typing.store(false, std::sync::atomic::Ordering::Relaxed);
-            self.start_turn(key, posts, crate::store::TurnCause::Post, None);
+            let Some(cause) = posts.first().map(|(first, _)| route::cause_of(first)) else {
+                return;
+            };
+            self.start_turn(key, posts, cause, None);
         }
     }
 

@@ -20,6 +20,17 @@ use crate::turns::runner::{self, TurnStart};
 /// The reaction a queued post gets (§5.2).
 pub const QUEUED_EMOJI: &str = "eyes";
 
+/// What started a turn whose first post is `post`: a post a reconnect's
+/// catch-up recovered says so, since a turn is recorded with its cause
+/// (§8.2) and a recovered post is one the live feed missed (§8.3).
+pub(super) fn cause_of(post: &ObservedPost) -> TurnCause {
+    if post.observed_via == ObservedVia::Reconnect {
+        TurnCause::Reconnect
+    } else {
+        TurnCause::Post
+    }
+}
+
 impl Lanes {
     pub(super) async fn post(&mut self, post: ObservedPost, via: ObservedVia) {
         if post.author_kind == AuthorKind::OtherBot {
@@ -113,7 +124,7 @@ impl Lanes {
                     let cause = if released {
                         TurnCause::Handoff
                     } else {
-                        TurnCause::Post
+                        cause_of(&post)
                     };
                     self.start_turn(key, vec![(post, runner::STARTED_IT)], cause, None);
                 }
