@@ -154,6 +154,14 @@ impl Store {
                 event.detail,
             ],
         )?;
+        if event.kind == TraceKind::Steer {
+            // The turn's own row says a person steered it (§7.5), beside
+            // the trace that keeps the text.
+            self.conn.execute(
+                "UPDATE turns SET steered = 1 WHERE id = ?1",
+                params![event.turn_id],
+            )?;
+        }
         Ok(seq)
     }
 
