@@ -120,6 +120,20 @@ pub fn crowding(channel_name: &str, agents: &[String]) -> Option<String> {
     })
 }
 
+/// A group message holding two or more agents, as the line that says so;
+/// none when it holds at most one. A group message answers every person's
+/// post as a DM does, so §3.10's one-agent rule holds for it as for a
+/// respond-to-all channel.
+pub fn crowded_group(display_name: &str, agents: &[String]) -> Option<String> {
+    (agents.len() >= 2).then(|| {
+        format!(
+            "the group message “{display_name}” has {} agents ({}); like a respond-to-all channel it may hold at most one, or every post would start concurrent turns on the same task (§3.10). Convert it to a private channel in Mattermost, or continue with one agent in a new group message.",
+            agents.len(),
+            agents.join(", ")
+        )
+    })
+}
+
 /// An agent as the correction names it.
 pub struct Named<'a> {
     pub display_name: &'a str,

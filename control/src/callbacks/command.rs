@@ -55,7 +55,7 @@ pub async fn command(
         "stop" | "kill" => halt(services, &request, sub == "kill").await,
         "queue" => queue(services, &request, rest.first().copied()).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
-        "steer" => steer(services, &request, &rest),
+        "steer" => steer(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
@@ -127,11 +127,23 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
 /// `steer [agent] text` (§7.5): one instruction to the turn running here,
 /// as the person speaking. Several running and none named: refused, never
 /// guessed; nothing running: said, and the text discarded.
-fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
+async fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
+    // The first word names an agent only where it is an agent in this
+    // channel, so a steer may open with any other word (§7.5).
+    let channel = request.channel_id.clone();
+    let agents_here: Vec<String> = services
+        .store
+        .call(move |s| s.members(&channel))
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.kind == crate::store::AuthorKind::Agent)
+        .map(|m| m.username)
+        .collect();
     let named = words
         .first()
         .map(|w| w.trim_start_matches('@').to_lowercase())
-        .filter(|w| services.seat(w).is_some() && words.len() > 1);
+        .filter(|w| agents_here.contains(w) && services.seat(w).is_some() && words.len() > 1);
     let text = if named.is_some() { &words[1..] } else { words }.join(" ");
     if text.is_empty() {
         return ephemeral("Say what to steer with: `/collegium steer [{agent}] {text}`.");
@@ -162,7 +174,46 @@ fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<
                 names.join(", ")
             ))
         }
+        Err(SteerRefused::Parked { agent, turn_id }) => {
+            ephemeral(&waits_on(services, &name(&agent), &agent, &turn_id).await)
+        }
     }
+}
+
+/// What a turn parked on a person waits on, for a steer that cannot reach
+/// it (§7.5): an approval is steered by denying it with a reason (§5.4), a
+/// question by answering it.
+async fn waits_on(services: &Services, name: &str, agent: &str, turn_id: &str) -> String {
+    let (agent, turn) = (agent.to_string(), turn_id.to_string());
+    let waiting = services
+        .store
+        .call(move |s| s.open_decisions(Some(&agent)))
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(decision, _)| decision)
+        .find(|d| d.turn_id == turn);
+    let what = match waiting
+        .as_ref()
+        .map(|d| (d.kind.as_str(), d.tool.as_deref()))
+    {
+        Some(("ask", _)) => {
+            "an answer to its question; answer it there to steer the turn".to_string()
+        }
+        Some(("extension", _)) => {
+            "a decision on extending its action budget; Deny with a reason to steer the turn"
+                .to_string()
+        }
+        Some((_, Some(tool))) => {
+            format!(
+                "a decision on its approval prompt for `{tool}`; Deny with a reason to steer the turn"
+            )
+        }
+        _ => "a person's decision on its prompt; Deny with a reason to steer the turn".to_string(),
+    };
+    format!(
+        "{name}'s turn here is waiting on {what}. A steer is read before a completion, and this turn makes none until then; your text was discarded."
+    )
 }
 
 /// `resume` (§7.4): clears a ceiling halt on a person's authority,

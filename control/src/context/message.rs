@@ -66,8 +66,6 @@ pub struct MessageFacts<'a> {
     pub display_names: &'a BTreeMap<String, String>,
     /// Whether the agent holds a tool that reads a post by id.
     pub reads_posts: bool,
-    /// The window ended on the agent's own previous turn (§5.2).
-    pub previous_turn_marker: Option<&'a str>,
 }
 
 /// Renders the message.
@@ -75,10 +73,6 @@ pub fn render(facts: &MessageFacts<'_>) -> String {
     let mut out = String::new();
     out.push_str(OPENING);
     out.push_str("\n\n");
-    if let Some(marker) = facts.previous_turn_marker {
-        out.push_str(marker);
-        out.push_str("\n\n");
-    }
     answers(facts, &mut out);
     let today = facts
         .timezone
@@ -293,7 +287,6 @@ mod tests {
             people: &[],
             display_names: names,
             reads_posts: false,
-            previous_turn_marker: None,
         }
     }
 

@@ -153,8 +153,8 @@ fn context(
     }
 }
 
-/// After an unclean stop: the lanes the sweep requeued drain, and the main
-/// channel hears how the previous run ended (§7.3).
+/// At boot: every lane with a standing queue drains, and the main channel
+/// hears how the previous run ended (§7.3).
 async fn recover(
     services: &Arc<Services>,
     lanes: &mpsc::Sender<LaneInput>,
@@ -164,7 +164,7 @@ async fn recover(
     started: i64,
     swept: &crate::restart::Swept,
 ) {
-    for (agent, channel_id) in &swept.requeued {
+    for (agent, channel_id) in &crate::restart::lanes_to_drain(services, swept).await {
         let _ = lanes
             .send(LaneInput::Drain(LaneKey {
                 agent: agent.clone(),

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::warn;
 
-use crate::services::Services;
+use crate::services::{ParkedTurn, Services};
 use crate::store::{ObservedPost, ObservedVia};
 use crate::turns::fold::FoldGate;
 use crate::turns::runner::TurnOutcome;
@@ -40,6 +40,8 @@ pub enum LaneInput {
         lane: LaneKey,
         generation: u64,
     },
+    /// A turn began waiting on a person: its author stopped acting (§5.2).
+    Parked(ParkedTurn),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -60,6 +62,7 @@ enum Lane {
         typing: Arc<std::sync::atomic::AtomicBool>,
     },
     Running {
+        turn_id: String,
         fold: Arc<FoldGate>,
         /// Posts this turn's agent wrote that address a colleague, held
         /// until the turn stops acting (§5.2): (addressee, post).
@@ -68,6 +71,33 @@ enum Lane {
         /// it ends, whether or not it made progress (§7.1).
         person_waits: bool,
     },
+}
+
+impl Lane {
+    /// The hand-offs `turn_id` deferred, taken as it parks on a person; none
+    /// when the lane runs another turn or none (§5.2).
+    fn release_on_park(&mut self, turn_id: &str) -> Vec<(String, ObservedPost)> {
+        match self {
+            Self::Running {
+                turn_id: running,
+                deferred,
+                ..
+            } if running == turn_id => std::mem::take(deferred),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Hands each announcement of a turn parking on a person to the lanes'
+/// inbox, so it is ordered with everything else they handle.
+fn forward_parks(mut parks: mpsc::UnboundedReceiver<ParkedTurn>, inbox: mpsc::Sender<LaneInput>) {
+    tokio::spawn(async move {
+        while let Some(parked) = parks.recv().await {
+            if inbox.send(LaneInput::Parked(parked)).await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// The lanes' owner.
@@ -82,6 +112,7 @@ impl Lanes {
     /// Starts the task that owns the lanes; returns where to send to it.
     pub fn spawn(services: Arc<Services>) -> mpsc::Sender<LaneInput> {
         let (inbox, mut rx) = mpsc::channel(1024);
+        forward_parks(services.controls.announce_parks(), inbox.clone());
         let mut lanes = Self {
             services,
             lanes: HashMap::new(),
@@ -102,6 +133,25 @@ impl Lanes {
             LaneInput::TurnEnded(outcome) => self.turn_ended(outcome).await,
             LaneInput::Drain(key) => self.drain(key).await,
             LaneInput::DebounceDue { lane, generation } => self.debounce_due(lane, generation),
+            LaneInput::Parked(parked) => self.parked(&parked).await,
+        }
+    }
+
+    /// The turn waits on a person, so its author has stopped acting: what
+    /// it addressed to a colleague reaches that colleague now (§5.2). What
+    /// it writes once it acts again is held anew until it ends or parks.
+    async fn parked(&mut self, parked: &ParkedTurn) {
+        let key = LaneKey {
+            agent: parked.agent.clone(),
+            channel_id: parked.channel_id.clone(),
+        };
+        let released = self
+            .lanes
+            .get_mut(&key)
+            .map(|lane| lane.release_on_park(&parked.turn_id))
+            .unwrap_or_default();
+        for (addressee, post) in released {
+            self.addressed(&addressee, post, true).await;
         }
     }
 
@@ -139,7 +189,10 @@ impl Lanes {
         }
         if let Some(Lane::Debouncing { posts, typing, .. }) = self.lanes.remove(&key) {
             typing.store(false, std::sync::atomic::Ordering::Relaxed);
-            self.start_turn(key, posts, crate::store::TurnCause::Post, None);
+            let Some(cause) = posts.first().map(|(first, _)| route::cause_of(first)) else {
+                return;
+            };
+            self.start_turn(key, posts, cause, None);
         }
     }
 
@@ -176,5 +229,60 @@ impl Lanes {
 
     fn state(&self, key: &LaneKey) -> &Lane {
         self.lanes.get(key).unwrap_or(&Lane::Idle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{AuthorKind, PostRole};
+
+    fn hand_off(id: &str) -> ObservedPost {
+        ObservedPost {
+            id: id.into(),
+            channel_id: "c".into(),
+            author_id: "u-theo".into(),
+            author_name: "theo".into(),
+            author_kind: AuthorKind::Agent,
+            created_at: 1,
+            message: "@mira please look".into(),
+            props: None,
+            role: PostRole::Post,
+            turn_id: Some("t1".into()),
+            pinned: false,
+            observed_at: 1,
+            observed_via: ObservedVia::Live,
+            files: Vec::new(),
+        }
+    }
+
+    fn running(turn_id: &str) -> Lane {
+        Lane::Running {
+            turn_id: turn_id.into(),
+            fold: Arc::new(FoldGate::new("ana", 0)),
+            deferred: vec![("mira".into(), hand_off("p1"))],
+            person_waits: false,
+        }
+    }
+
+    #[test]
+    fn s5_2_hand_off_is_released_when_its_author_parks() {
+        let mut lane = running("t1");
+        let released = lane.release_on_park("t1");
+        assert_eq!(released.len(), 1);
+        assert_eq!(released[0].0, "mira");
+        assert!(
+            lane.release_on_park("t1").is_empty(),
+            "released once; what it writes after acting again is held anew"
+        );
+        assert!(
+            matches!(lane, Lane::Running { .. }),
+            "the turn still holds its lane while it waits"
+        );
+        let mut other = running("t2");
+        assert!(
+            other.release_on_park("t1").is_empty(),
+            "a park of an earlier turn releases nothing of the next"
+        );
     }
 }

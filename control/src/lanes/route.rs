@@ -20,6 +20,17 @@ use crate::turns::runner::{self, TurnStart};
 /// The reaction a queued post gets (§5.2).
 pub const QUEUED_EMOJI: &str = "eyes";
 
+/// What started a turn whose first post is `post`: a post a reconnect's
+/// catch-up recovered says so, since a turn is recorded with its cause
+/// (§8.2) and a recovered post is one the live feed missed (§8.3).
+pub(super) fn cause_of(post: &ObservedPost) -> TurnCause {
+    if post.observed_via == ObservedVia::Reconnect {
+        TurnCause::Reconnect
+    } else {
+        TurnCause::Post
+    }
+}
+
 impl Lanes {
     pub(super) async fn post(&mut self, post: ObservedPost, via: ObservedVia) {
         if post.author_kind == AuthorKind::OtherBot {
@@ -83,6 +94,15 @@ impl Lanes {
             channel_id: post.channel_id.clone(),
         };
         let by_system_bot = post.author_kind == AuthorKind::SystemBot;
+        // A standing queue waits for a person (§7.1): a colleague's post
+        // joins it rather than start a turn that would take it all.
+        if post.author_kind == AuthorKind::Agent
+            && matches!(self.state(&key), Lane::Idle)
+            && self.queue_stands(&key).await
+        {
+            self.enqueue(&key, &post, true).await;
+            return;
+        }
         match self.state(&key) {
             Lane::Idle => {
                 let debounce = !self.debounce().is_zero() && post.author_kind == AuthorKind::Person;
@@ -94,7 +114,7 @@ impl Lanes {
                         key,
                         Lane::Debouncing {
                             author: post.author_name.clone(),
-                            posts: vec![(post, "start")],
+                            posts: vec![(post, runner::STARTED_IT)],
                             generation,
                             ceiling,
                             typing,
@@ -104,9 +124,9 @@ impl Lanes {
                     let cause = if released {
                         TurnCause::Handoff
                     } else {
-                        TurnCause::Post
+                        cause_of(&post)
                     };
-                    self.start_turn(key, vec![(post, "start")], cause, None);
+                    self.start_turn(key, vec![(post, runner::STARTED_IT)], cause, None);
                 }
             }
             // Nothing from the system bot is queued: triggers are idle-gated
@@ -195,6 +215,24 @@ impl Lanes {
                 }
             }
             Err(error) => warn!(%error, "could not queue a post"),
+        }
+    }
+
+    /// Whether rows wait untaken in an idle lane: a queue a failure left
+    /// standing (§7.1).
+    async fn queue_stands(&self, key: &LaneKey) -> bool {
+        let (agent, channel) = (key.agent.clone(), key.channel_id.clone());
+        match self
+            .services
+            .store
+            .call(move |s| s.queued_rows(&agent, &channel))
+            .await
+        {
+            Ok(rows) => !rows.is_empty(),
+            Err(error) => {
+                warn!(%error, "could not read the queue; the post starts a turn");
+                false
+            }
         }
     }
 
@@ -335,15 +373,18 @@ impl Lanes {
         author: &str,
     ) {
         let fold = Arc::new(FoldGate::new(author, self.services.limits.fold_limit));
+        let turn_id = uuid::Uuid::now_v7().to_string();
         self.lanes.insert(
             key.clone(),
             Lane::Running {
+                turn_id: turn_id.clone(),
                 fold: fold.clone(),
                 deferred: Vec::new(),
                 person_waits: false,
             },
         );
         let start = TurnStart {
+            turn_id,
             agent: key.agent,
             channel_id: key.channel_id,
             cause,

@@ -1,5 +1,6 @@
-//! A respond-to-all channel holds at most one agent (§3.10). The boot
-//! refuses a violation; at runtime, membership events keep the store's view
+//! A respond-to-all channel holds at most one agent, and so does a group
+//! message, which triggers as a DM does (§3.10). The boot refuses a
+//! violation in a configured channel; at runtime, membership events keep the store's view
 //! of each channel, and this watch reads it: a violation trips the global
 //! halt, and `/collegium resume` is refused while one stands.
 
@@ -11,26 +12,35 @@ use tokio::sync::watch;
 
 use super::halt::{self, GlobalHalt};
 use crate::services::Services;
+use crate::store::{Store, StoreError};
 
 /// How often the watch reads membership.
 pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 
-/// Every respond-to-all channel holding two or more agents, as the lines
-/// that say so, from membership as last observed.
+/// Every respond-to-all channel and group message holding two or more
+/// agents, as the lines that say so, from membership as last observed.
 pub async fn violations(services: &Services) -> Vec<String> {
     let channels = services.respond_to_all.clone();
     services
         .store
-        .call(move |s| {
-            let mut found = Vec::new();
-            for name in &channels {
-                let agents = s.agents_in_channel_named(name)?;
-                found.extend(crate::activation::crowding(name, &agents));
-            }
-            Ok(found)
-        })
+        .call(move |s| crowded(s, &channels))
         .await
         .unwrap_or_default()
+}
+
+/// The one-agent rule (§3.10) read off the store: the respond-to-all
+/// channels named `respond_to_all`, and every group message, which triggers
+/// as a DM does.
+fn crowded(store: &Store, respond_to_all: &[String]) -> Result<Vec<String>, StoreError> {
+    let mut found = Vec::new();
+    for name in respond_to_all {
+        let agents = store.agents_in_channel_named(name)?;
+        found.extend(crate::activation::crowding(name, &agents));
+    }
+    for (display_name, agents) in store.agents_in_group_messages()? {
+        found.extend(crate::activation::crowded_group(&display_name, &agents));
+    }
+    Ok(found)
 }
 
 /// Watches membership until `stop`; each violation, once per episode, halts
@@ -62,5 +72,47 @@ pub async fn watch(services: Arc<Services>, mut stop: watch::Receiver<bool>) {
             .await;
         }
         announced = found;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{AuthorKind, ChannelKind, Member, ObservedChannel};
+
+    fn member(username: &str, kind: AuthorKind) -> Member {
+        Member {
+            user_id: format!("u-{username}"),
+            username: username.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn s3_10_a_group_message_holding_two_agents_is_caught() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("s.db")).expect("open");
+        store
+            .record_channel(&ObservedChannel {
+                id: "g1".into(),
+                name: "g1-handle".into(),
+                display_name: "ana, mira, theo".into(),
+                kind: ChannelKind::Group,
+            })
+            .expect("channel");
+        let with_one = [
+            member("ana", AuthorKind::Person),
+            member("mira", AuthorKind::Agent),
+        ];
+        store
+            .reconcile_members("g1", &with_one, 1)
+            .expect("members");
+        assert!(crowded(&store, &[]).expect("read").is_empty(), "one agent");
+        store
+            .add_member("g1", &member("theo", AuthorKind::Agent), 2)
+            .expect("member");
+        let found = crowded(&store, &[]).expect("read");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("mira, theo"), "{found:?}");
     }
 }

@@ -231,6 +231,24 @@ async fn requeue_hand_offs(
     Ok(())
 }
 
+/// The lanes a boot drains (§7.3, §7.1): every one holding rows nobody has
+/// taken — what the sweep queued again and any queue a failure left
+/// standing before the restart, since pending work drains once channels go
+/// idle.
+pub async fn lanes_to_drain(services: &Services, swept: &Swept) -> Vec<(String, String)> {
+    let mut lanes = match services.store.call(|s| s.lanes_with_queued()).await {
+        Ok(lanes) => lanes,
+        Err(error) => {
+            warn!(%error, "could not read the standing queues; only the swept lanes drain");
+            Vec::new()
+        }
+    };
+    lanes.extend(swept.requeued.iter().cloned());
+    lanes.sort();
+    lanes.dedup();
+    lanes
+}
+
 /// The boot notice (§7.3), from the system bot in the main channel.
 pub async fn post_notice(
     services: &Services,

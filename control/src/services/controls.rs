@@ -34,6 +34,10 @@ pub enum SteerRefused {
     NothingRunning,
     /// Several agents run here and none was named: never guessed.
     Several(Vec<String>),
+    /// The turn waits on a person (§3.7, §3.7a): a steer is read before a
+    /// completion, and a parked turn makes none until that person answers,
+    /// so the invoker is told what it waits on instead (§7.5, §5.4).
+    Parked { agent: String, turn_id: String },
 }
 
 struct Running {
@@ -70,10 +74,21 @@ pub struct TurnSignals {
     pub status: StatusSlot,
 }
 
+/// A turn that began waiting on a person (§3.7, §3.7a).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedTurn {
+    pub turn_id: String,
+    pub agent: String,
+    pub channel_id: String,
+}
+
 /// The turns running now, by turn id, and the framework-wide halt (§7.4).
 #[derive(Default)]
 pub struct Controls {
     running: Mutex<HashMap<String, Running>>,
+    /// Where a turn parking on a person is told: its author has stopped
+    /// acting, so the lanes release the hand-offs it deferred (§5.2).
+    parks: Mutex<Option<mpsc::UnboundedSender<ParkedTurn>>>,
     /// Why every agent is halted, while it is.
     halted: Mutex<Option<String>>,
     /// When a person last resumed: the hourly count starts afresh there.
@@ -121,20 +136,24 @@ impl Controls {
         steer: Steer,
     ) -> Result<String, SteerRefused> {
         let running = self.lock();
-        let mut here: Vec<&Running> = running
-            .values()
-            .filter(|r| r.channel_id == channel_id)
-            .filter(|r| agent.is_none_or(|a| r.agent == a))
+        let mut here: Vec<(&String, &Running)> = running
+            .iter()
+            .filter(|(_, r)| r.channel_id == channel_id)
+            .filter(|(_, r)| agent.is_none_or(|a| r.agent == a))
             .collect();
-        here.sort_by(|a, b| a.agent.cmp(&b.agent));
+        here.sort_by(|a, b| a.1.agent.cmp(&b.1.agent));
         match here.as_slice() {
             [] => Err(SteerRefused::NothingRunning),
-            [one] => {
+            [(turn_id, one)] if one.working_since.is_none() => Err(SteerRefused::Parked {
+                agent: one.agent.clone(),
+                turn_id: (*turn_id).clone(),
+            }),
+            [(_, one)] => {
                 let _ = one.steer.send(steer);
                 Ok(one.agent.clone())
             }
             several => Err(SteerRefused::Several(
-                several.iter().map(|r| r.agent.clone()).collect(),
+                several.iter().map(|(_, r)| r.agent.clone()).collect(),
             )),
         }
     }
@@ -142,9 +161,38 @@ impl Controls {
     /// The turn waits on a person (true) or works again (false): time
     /// parked is not a long turn's (§7.6).
     pub fn parked(&self, turn_id: &str, parked: bool) {
-        if let Some(running) = self.lock().get_mut(turn_id) {
-            running.working_since = (!parked).then(std::time::Instant::now);
+        let mut turns = self.lock();
+        let Some(running) = turns.get_mut(turn_id) else {
+            return;
+        };
+        running.working_since = (!parked).then(std::time::Instant::now);
+        if parked {
+            let announced = ParkedTurn {
+                turn_id: turn_id.to_string(),
+                agent: running.agent.clone(),
+                channel_id: running.channel_id.clone(),
+            };
+            drop(turns);
+            if let Some(parks) = self
+                .parks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+            {
+                let _ = parks.send(announced);
+            }
         }
+    }
+
+    /// Where turns parking on a person are announced from now on; one
+    /// listener, the lanes (§5.2).
+    pub fn announce_parks(&self) -> mpsc::UnboundedReceiver<ParkedTurn> {
+        let (parks, announced) = mpsc::unbounded_channel();
+        *self
+            .parks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(parks);
+        announced
     }
 
     /// The turn called a tool.
@@ -246,6 +294,24 @@ impl Controls {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn s5_2_a_turn_parking_on_a_person_is_announced_to_the_lanes() {
+        let controls = Controls::default();
+        let mut parks = controls.announce_parks();
+        let _signals = controls.register("t1", "theo", "c1");
+        controls.parked("t1", true);
+        assert_eq!(
+            parks.try_recv().ok(),
+            Some(ParkedTurn {
+                turn_id: "t1".into(),
+                agent: "theo".into(),
+                channel_id: "c1".into(),
+            })
+        );
+        controls.parked("t1", false);
+        assert!(parks.try_recv().is_err(), "working again is no park");
+    }
 
     #[test]
     fn s7_5_a_halt_reaches_the_turns_of_its_channel_only() {

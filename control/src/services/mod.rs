@@ -20,7 +20,7 @@ use crate::store::StoreHandle;
 use crate::tools::Registry;
 use crate::workers::dispatch::Worker;
 
-pub use controls::{Controls, Halt, RunningTurn, Steer, SteerRefused, TurnSignals};
+pub use controls::{Controls, Halt, ParkedTurn, RunningTurn, Steer, SteerRefused, TurnSignals};
 pub use post_limit::{DEFAULT_POST_LIMIT, POST_LIMIT_REREAD, PostLimit};
 pub use seat::{Seat, SystemBot};
 

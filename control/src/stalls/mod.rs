@@ -51,18 +51,18 @@ async fn sweep(
     let running = services.controls.running();
     let queue_threshold = i64::from(services.limits.stall_queue_secs) * 1000;
     let mut still: HashSet<(String, String)> = HashSet::new();
-    for (agent, channel, count, oldest) in &standing {
+    for (agent, channel, count, idle_since) in &standing {
         let busy = running
             .iter()
             .any(|r| &r.agent == agent && &r.channel_id == channel);
-        if busy || now - oldest < queue_threshold {
+        if busy || now - idle_since < queue_threshold {
             continue;
         }
         let lane = (agent.clone(), channel.clone());
         still.insert(lane.clone());
         if announced_queues.insert(lane) {
             let name = display(services, agent);
-            let minutes = (now - oldest) / 60_000;
+            let minutes = (now - idle_since) / 60_000;
             let text = format!(
                 "{name} has had {count} post{} waiting here for {} with no turn running. A post \
                  addressing {name} starts one; `/collegium queue {agent}` shows what waits.",
@@ -77,20 +77,20 @@ async fn sweep(
 
     let turn_threshold = Duration::from_secs(u64::from(services.limits.stall_turn_secs));
     for turn in &running {
-        let Some(held) = turn.working_for else {
-            continue;
-        };
-        if held < turn_threshold {
-            continue;
-        }
         let behind = standing
             .iter()
             .find(|(a, c, ..)| *a == turn.agent && *c == turn.channel_id)
             .map_or(0, |(_, _, n, _)| *n);
+        let prior = announced_turns.get(&turn.turn_id).copied();
+        let held = turn.working_for.unwrap_or_default();
         let name = display(services, &turn.agent);
         let minutes = i64::try_from(held.as_secs() / 60).unwrap_or(i64::MAX);
-        match announced_turns.get(&turn.turn_id).copied() {
-            None => {
+        match long_turn(prior, turn.working_for, turn_threshold, behind) {
+            LongTurn::Quiet => {}
+            LongTurn::Cleared => {
+                announced_turns.remove(&turn.turn_id);
+            }
+            LongTurn::First => {
                 open_status_post(services, turn).await;
                 let text = format!(
                     "{name}'s turn here has run for {}{}. If its status post shows no progress, \
@@ -105,8 +105,7 @@ async fn sweep(
                 announce(services, &turn.agent, &turn.channel_id, &text).await;
                 announced_turns.insert(turn.turn_id.clone(), (behind, false));
             }
-            // A post queued behind it is a new fact about an old episode.
-            Some((at_notice, false)) if behind > at_notice => {
+            LongTurn::WorkWaiting => {
                 let text = format!(
                     "{name}'s long turn here is still running, and {behind} post{} now wait{} behind it.",
                     if behind == 1 { "" } else { "s" },
@@ -115,10 +114,45 @@ async fn sweep(
                 announce(services, &turn.agent, &turn.channel_id, &text).await;
                 announced_turns.insert(turn.turn_id.clone(), (behind, true));
             }
-            Some(_) => {}
         }
     }
     announced_turns.retain(|id, _| running.iter().any(|r| &r.turn_id == id));
+}
+
+/// What the sweep owes a running turn (§7.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LongTurn {
+    /// Nothing to say, or said already.
+    Quiet,
+    /// Its episode ended: it waits on a person, or has worked under the
+    /// threshold since it last did, so the notice is re-armed.
+    Cleared,
+    /// The episode's notice.
+    First,
+    /// The one further notice: a post queued behind it since.
+    WorkWaiting,
+}
+
+/// The long-turn rule (§7.6). `prior` is what was said this episode (rows
+/// behind it then, whether work waiting was said); `working_for` the time
+/// held since it started or last waited on a person, none while it waits;
+/// `behind` the rows queued behind it now.
+fn long_turn(
+    prior: Option<(u32, bool)>,
+    working_for: Option<Duration>,
+    threshold: Duration,
+    behind: u32,
+) -> LongTurn {
+    let over = working_for.is_some_and(|held| held >= threshold);
+    match prior {
+        // Time parked is not counted: a wait on a person ends the episode,
+        // and the clock starts again when it works again.
+        Some(_) if !over => LongTurn::Cleared,
+        None if over => LongTurn::First,
+        // A post queued behind it is a new fact about an old episode.
+        Some((at_notice, false)) if behind > at_notice => LongTurn::WorkWaiting,
+        _ => LongTurn::Quiet,
+    }
 }
 
 /// A long turn with no status post gets one before it is named (§7.6), so
@@ -176,5 +210,44 @@ async fn announce(services: &Services, agent: &str, channel_id: &str, text: &str
     let notice = framework_post(channel_id.to_string(), text.to_string(), "notice", None);
     if let Err(error) = rest.create_post(&notice).await {
         warn!(%error, "could not announce a stall");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THRESHOLD: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn s7_6_a_long_turn_is_announced_again_after_it_waited_on_a_person() {
+        let long = Some(Duration::from_secs(90));
+        assert_eq!(long_turn(None, long, THRESHOLD, 0), LongTurn::First);
+        assert_eq!(
+            long_turn(Some((0, false)), long, THRESHOLD, 0),
+            LongTurn::Quiet
+        );
+        // It parks on a person: the episode ends and the notice re-arms.
+        assert_eq!(
+            long_turn(Some((0, false)), None, THRESHOLD, 0),
+            LongTurn::Cleared
+        );
+        // Working again, its clock starts from the wait's end.
+        let again = Some(Duration::from_secs(5));
+        assert_eq!(long_turn(None, again, THRESHOLD, 0), LongTurn::Quiet);
+        assert_eq!(long_turn(None, long, THRESHOLD, 0), LongTurn::First);
+    }
+
+    #[test]
+    fn s7_6_a_long_turn_is_re_armed_once_when_work_queues_behind_it() {
+        let long = Some(Duration::from_secs(90));
+        assert_eq!(
+            long_turn(Some((0, false)), long, THRESHOLD, 1),
+            LongTurn::WorkWaiting
+        );
+        assert_eq!(
+            long_turn(Some((1, true)), long, THRESHOLD, 2),
+            LongTurn::Quiet
+        );
     }
 }

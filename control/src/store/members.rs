@@ -104,6 +104,32 @@ impl Store {
             .optional()?)
     }
 
+    /// Every group message with the agents in it, as membership was last
+    /// observed: (its display name, agents by username), for §3.10's
+    /// one-agent rule, which a group message answers to as a DM does.
+    pub fn agents_in_group_messages(&self) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT c.id, c.display_name, m.username FROM channels c
+             JOIN channel_members m ON m.channel_id = c.id
+             WHERE c.kind = 'group' AND m.kind = 'agent'
+             ORDER BY c.id, m.username",
+        )?;
+        let rows: Vec<(String, String, String)> = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+        for (id, display_name, agent) in rows {
+            match groups.last_mut() {
+                Some((last, _, agents)) if *last == id => agents.push(agent),
+                _ => groups.push((id, display_name, vec![agent])),
+            }
+        }
+        Ok(groups
+            .into_iter()
+            .map(|(_, display_name, agents)| (display_name, agents))
+            .collect())
+    }
+
     /// The channel's members as last observed, by username.
     pub fn members(&self, channel_id: &str) -> Result<Vec<Member>, StoreError> {
         let mut statement = self.conn.prepare(

@@ -74,6 +74,14 @@ impl Store {
                 .query_map(params![agent, channel_id, turn_id, until], |row| row.get(0))?
                 .collect::<Result<_, _>>()?
         };
+        // A drain's row says where it began: the oldest post its first
+        // assembly took (§5.2).
+        tx.execute(
+            "UPDATE turns SET drain_from_post_id =
+                 (SELECT post_id FROM queue WHERE taken_by = ?1 ORDER BY queued_at, post_id LIMIT 1)
+             WHERE id = ?1 AND cause = 'drain' AND drain_from_post_id IS NULL",
+            params![turn_id],
+        )?;
         tx.commit()?;
         let mut taken = taken;
         taken.sort();
@@ -121,11 +129,18 @@ impl Store {
     }
 
     /// Every lane with rows nobody has taken: (agent, channel, how many,
-    /// when the oldest was queued). The stall sweep reads it (§7.6).
+    /// since when they have stood with no turn of the agent's running). The
+    /// stall sweep reads it (§7.6): a row queued behind a turn starts
+    /// standing only once that turn ends and the lane goes idle.
     pub fn standing_queues(&self) -> Result<Vec<(String, String, u32, Millis)>, StoreError> {
         let mut statement = self.conn.prepare(
-            "SELECT agent, channel_id, COUNT(*), MIN(queued_at) FROM queue
-             WHERE taken_by IS NULL GROUP BY agent, channel_id ORDER BY agent, channel_id",
+            "SELECT q.agent, q.channel_id, COUNT(*),
+                    MAX(MIN(q.queued_at),
+                        COALESCE((SELECT MAX(t.ended_at) FROM turns t
+                                  WHERE t.agent = q.agent AND t.channel_id = q.channel_id), 0))
+             FROM queue q
+             WHERE q.taken_by IS NULL GROUP BY q.agent, q.channel_id
+             ORDER BY q.agent, q.channel_id",
         )?;
         let rows = statement
             .query_map([], |row| {
@@ -170,5 +185,91 @@ mod tests {
             store.lanes_with_queued().expect("lanes"),
             [("mira".to_string(), "c1".to_string())]
         );
+    }
+
+    fn open(store: &Store, id: &str, cause: crate::store::TurnCause) {
+        store
+            .open_turn(&crate::store::NewTurn {
+                id: id.into(),
+                agent: "mira".into(),
+                channel_id: "c1".into(),
+                boot_id: "b".into(),
+                started_at: 1,
+                cause,
+                answers_post_id: None,
+                depth: 0,
+                chain_root: id.into(),
+                chain_length: 1,
+                model: "m".into(),
+            })
+            .expect("turn");
+    }
+
+    #[test]
+    fn s5_2_a_drain_records_the_oldest_post_it_began_from() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("s.db")).expect("open");
+        store.enqueue("mira", "c1", "p2", 10).expect("enqueue");
+        store.enqueue("mira", "c1", "p1", 20).expect("enqueue");
+        open(&store, "t1", crate::store::TurnCause::Drain);
+        store.take_queued("mira", "c1", "t1", None).expect("take");
+        let drain = store.turn("t1").expect("read").expect("turn");
+        assert_eq!(drain.drain_from_post_id.as_deref(), Some("p2"));
+        store.enqueue("mira", "c1", "p3", 30).expect("enqueue");
+        open(&store, "t2", crate::store::TurnCause::Post);
+        store.take_queued("mira", "c1", "t2", None).expect("take");
+        let post = store.turn("t2").expect("read").expect("turn");
+        assert_eq!(post.drain_from_post_id, None, "only a drain has a start");
+    }
+
+    #[test]
+    fn s7_5_a_steer_in_the_trace_marks_the_turn_steered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.db")).expect("open");
+        open(&store, "t1", crate::store::TurnCause::Post);
+        assert!(!store.turn("t1").expect("read").expect("turn").steered);
+        store
+            .append_event(&crate::store::TurnEvent {
+                turn_id: "t1".into(),
+                seq: 0,
+                at: 2,
+                kind: crate::store::TraceKind::Steer,
+                call_id: None,
+                tool: None,
+                arguments: None,
+                content: Some("use the March figures".into()),
+                detail: None,
+            })
+            .expect("event");
+        assert!(store.turn("t1").expect("read").expect("turn").steered);
+    }
+
+    #[test]
+    fn s7_6_a_standing_queues_clock_counts_from_when_the_lane_went_idle() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.db")).expect("open");
+        store.enqueue("mira", "c1", "p1", 10).expect("enqueue");
+        let standing = store.standing_queues().expect("standing");
+        assert_eq!(
+            standing,
+            [("mira".into(), "c1".into(), 1, 10)],
+            "idle all along"
+        );
+        // The post waited behind a turn that ended at 50: it has stood
+        // since then, not since it was queued.
+        open(&store, "t1", crate::store::TurnCause::Post);
+        store
+            .end_turn(
+                "t1",
+                &crate::store::TurnEnd {
+                    exit_kind: "provider_failure".into(),
+                    ended_at: 50,
+                    ended_by: None,
+                    context_reach_post_id: None,
+                },
+            )
+            .expect("end");
+        let standing = store.standing_queues().expect("standing");
+        assert_eq!(standing, [("mira".into(), "c1".into(), 1, 50)]);
     }
 }

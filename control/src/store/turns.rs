@@ -91,6 +91,12 @@ pub struct TurnRecord {
     pub context_reach_post_id: Option<String>,
     /// The post the turn answers (§5.2).
     pub answers_post_id: Option<String>,
+    /// What started it (§8.2): `post`, `drain`, `handoff`, `reconnect`, …
+    pub cause: String,
+    /// For a drain, the oldest post it took when it began (§5.2).
+    pub drain_from_post_id: Option<String>,
+    /// A person steered it at least once (§7.5).
+    pub steered: bool,
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub cached_prompt_tokens: i64,
@@ -148,6 +154,14 @@ impl Store {
                 event.detail,
             ],
         )?;
+        if event.kind == TraceKind::Steer {
+            // The turn's own row says a person steered it (§7.5), beside
+            // the trace that keeps the text.
+            self.conn.execute(
+                "UPDATE turns SET steered = 1 WHERE id = ?1",
+                params![event.turn_id],
+            )?;
+        }
         Ok(seq)
     }
 
@@ -295,7 +309,8 @@ impl Store {
     ) -> Result<Vec<TurnRecord>, StoreError> {
         let mut statement = self.conn.prepare_cached(&format!(
             "SELECT id, agent, channel_id, started_at, ended_at, exit_kind, context_reach_post_id,
-                    prompt_tokens, completion_tokens, cached_prompt_tokens, answers_post_id
+                    prompt_tokens, completion_tokens, cached_prompt_tokens, answers_post_id,
+                    cause, drain_from_post_id, steered
              FROM turns WHERE {clause}"
         ))?;
         let rows = statement
@@ -312,6 +327,9 @@ impl Store {
                     completion_tokens: row.get(8)?,
                     cached_prompt_tokens: row.get(9)?,
                     answers_post_id: row.get(10)?,
+                    cause: row.get(11)?,
+                    drain_from_post_id: row.get(12)?,
+                    steered: row.get::<_, i64>(13)? != 0,
                 })
             })?
             .collect::<Result<_, _>>()?;

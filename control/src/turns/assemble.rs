@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::context::message::{self, EarlierAction, MessageFacts, Peer};
-use crate::context::window::{self, ResultDetail, Window, WindowRequest};
+use crate::context::window::{self, PreviousTurn, ResultDetail, Window, WindowRequest};
 use crate::inference::Message;
 use crate::store::{AuthorKind, Millis, ObservedChannel, ObservedPost, StoreError, TraceKind};
 use crate::tools::ToolRef;
@@ -85,8 +85,10 @@ pub async fn assemble(
                 .into_iter()
                 .rev()
                 .find(|t| t.id != turn_id);
-            let anchor = previous.as_ref().and_then(|t| t.context_reach_post_id.clone());
-            let window = window::build(
+            let anchor = previous
+                .as_ref()
+                .and_then(|t| t.context_reach_post_id.clone());
+            let mut window = window::build(
                 store,
                 &WindowRequest {
                     agent: &agent,
@@ -102,15 +104,14 @@ pub async fn assemble(
             )?;
             let earlier = earlier_actions(store, &agent, &channel_id, window.reach_at)?;
             let pinned = store.pinned_posts(&channel_id)?;
-            let marker = match &previous {
-                Some(t) if t.ended_at.is_none() => {
-                    Some("[A restart cut off your previous turn in this channel.]")
-                }
-                Some(_) if draining && window.ends_on_own => Some(
-                    "[Your previous turn in this channel ended with your message above. This turn starts a new message.]",
-                ),
-                _ => None,
-            };
+            window.mark_previous_turn(
+                match &previous {
+                    Some(t) if t.ended_at.is_none() => PreviousTurn::CutOff,
+                    Some(_) => PreviousTurn::Ended,
+                    None => PreviousTurn::None,
+                },
+                draining,
+            );
             let text = message::render(&MessageFacts {
                 answers: &answers,
                 in_window: &window.post_ids,
@@ -124,7 +125,6 @@ pub async fn assemble(
                 people: &window.people,
                 display_names: &display_names,
                 reads_posts,
-                previous_turn_marker: marker,
             });
             let mut messages = window.messages.clone();
             let window_len = messages.len();

@@ -209,3 +209,27 @@ async fn s3_8_pinned_posts_follow_the_window_and_a_pinned_posts_edit_is_followed
     );
     assert!(store.post(&rule.id).expect("query").expect("post").pinned);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_3_a_turn_started_by_a_recovered_post_records_the_reconnect_as_its_cause() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model
+        .sim
+        .script("demo-model", vec![reply("Recovered after the blip.")]);
+    let since = now_ms() - 1;
+    h.blip().await;
+    let during = h.say("ana", &square, "@mira did you catch this?").await;
+    h.wait_post(&square, "mira", "Recovered after the blip.", since)
+        .await;
+    assert_eq!(
+        recorded(&h, &during.id).await.observed_via.as_str(),
+        "reconnect"
+    );
+    let turn = ended_turn(&h, "mira", &square).await;
+    assert_eq!(
+        turn.cause, "reconnect",
+        "the turn says the reconnect started it (§8.2)"
+    );
+    assert_eq!(turn.answers_post_id.as_deref(), Some(during.id.as_str()));
+}

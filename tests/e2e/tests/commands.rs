@@ -314,3 +314,72 @@ async fn s8_4_approvals_lists_only_what_waits_in_the_invokers_channels() {
         "oldest first: {text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_a_steer_to_a_turn_parked_on_a_person_is_told_what_the_turn_waits_on() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[(
+            "fixture__write",
+            json!({"path": "a.txt", "content": "x"}),
+        )])],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write it").await;
+    h.wait_post(&square, "mira", "Approval needed", since).await;
+    h.command("ana", &square, "/collegium steer mira write b.txt instead")
+        .await;
+    // Parked on a person, the turn makes no completion a steer could
+    // precede: the invoker reads what it waits on, and how to steer it
+    // (§7.5, §5.4).
+    let told = h
+        .wait_ephemeral("ana", "waiting on a decision on its approval prompt")
+        .await;
+    assert!(told.to_string().contains("Deny with a reason"), "{told}");
+    assert!(fixture_toolset::asked(&record).is_empty(), "nothing ran");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_a_steer_names_only_an_agent_of_this_channel() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    h.person("ana", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("Without theo.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("With theo's figures."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &research, "@mira what are the figures?").await;
+    completions_reach(&h, 1).await;
+    // Theo is an agent, but not of this channel: "theo" is the steer's
+    // first word, not its addressee, and the steer reaches the one agent
+    // running here (§7.5).
+    h.command(
+        "ana",
+        &research,
+        "/collegium steer theo has the March figures",
+    )
+    .await;
+    h.wait_ephemeral("ana", "Steering Mira.").await;
+    h.wait_post(&research, "mira", "With theo's figures.", since)
+        .await;
+    h.model.sim.release("first");
+    let requests = e2e::scenario::turn_requests(&h);
+    let last = requests.last().expect("completions");
+    assert!(
+        last["messages"]
+            .to_string()
+            .contains("[@ana steers this turn] theo has the March figures"),
+        "{last}"
+    );
+}

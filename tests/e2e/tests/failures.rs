@@ -455,3 +455,77 @@ async fn s7_1_a_peers_mention_behind_a_failed_turn_earns_no_drain() {
         "{queued:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_4_a_fragment_folded_into_a_failed_turn_queues_nothing() {
+    let (h, _daemon, _) =
+        with_fixture("debounce_window_ms = 700\ndebounce_ceiling_ms = 5000").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![failing(Failure {
+            status: Some(401),
+            ..Default::default()
+        })],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &square, "@mira look at the invoice").await;
+    let fragment = h.say("ana", &square, "the one from March").await;
+    h.wait_post(&square, "mira", "refused the credential", since)
+        .await;
+    let turn = ended_turn(&h, "mira", &square).await;
+    let answers = store(&h).answers(&turn.id).expect("answers");
+    assert!(
+        answers.contains(&(fragment.id.clone(), "debounce".to_string())),
+        "the window folded the fragment: {answers:?}"
+    );
+    // The failure queues the post that started the turn; the fragment
+    // named nobody, so it queues nothing (§4.4, §5.2).
+    assert_eq!(
+        store(&h).queued("mira", &square).expect("queue"),
+        std::slice::from_ref(&asked.id)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_1_a_colleagues_hand_off_to_a_standing_queue_waits_for_a_person() {
+    let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                matches: Some("You research.".into()),
+                fail: Some(Failure {
+                    status: Some(401),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            Scripted {
+                matches: Some("You run operations.".into()),
+                ..reply("@mira please look at the numbers.")
+            },
+        ],
+    );
+    let since = now_ms() - 1;
+    let first = h.say("ana", &square, "@mira first").await;
+    h.wait_post(&square, "mira", "refused the credential", since)
+        .await;
+    ended_turn(&h, "mira", &square).await;
+    // The queue stands; mira is idle when theo's hand-off reaches it.
+    h.say("ana", &square, "@theo ask mira about the numbers")
+        .await;
+    let peer = h
+        .wait_post(&square, "theo", "please look at the numbers", since)
+        .await;
+    // A peer's post earns no drain (§7.1): it joins the queue, acknowledged
+    // as any post waiting is (§5.2), and no turn starts.
+    h.wait_reaction(&peer.id, "mira", "eyes").await;
+    assert_eq!(store(&h).turns_of("mira", &square).expect("turns").len(), 1);
+    let queued = store(&h).queued("mira", &square).expect("queue");
+    assert!(
+        queued.contains(&first.id) && queued.contains(&peer.id),
+        "{queued:?}"
+    );
+}

@@ -320,3 +320,41 @@ async fn s7_3_a_hand_off_a_crash_cut_off_reaches_its_colleague() {
         Some(hand_off.id.as_str())
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_boot_drains_a_queue_a_failure_left_standing() {
+    let (h, mut daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![Scripted {
+            fail: Some(model_sim::script::Failure {
+                status: Some(401),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &square, "@mira summarise the week").await;
+    h.wait_post(&square, "mira", "refused the credential", since)
+        .await;
+    e2e::scenario::ended_turn(&h, "mira", &square).await;
+    assert_eq!(
+        store(&h).queued("mira", &square).expect("queue"),
+        std::slice::from_ref(&asked.id),
+        "the failure left the queue standing (§7.1)"
+    );
+    daemon.terminate();
+    daemon.wait_for("stopped cleanly");
+    let _ = daemon.child.wait();
+
+    // No turn was in flight, so the sweep queued nothing again; the boot
+    // still drains what stood (§7.3).
+    let _again = reboot(&h, vec![(MIRA, reply("The week, at last."))]);
+    h.wait_post(&square, "mira", "The week, at last.", since)
+        .await;
+    let turns = store(&h).turns_of("mira", &square).expect("turns");
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[1].answers_post_id.as_deref(), Some(asked.id.as_str()));
+}

@@ -420,3 +420,57 @@ async fn s5_2_a_drain_whose_window_cannot_reach_its_earliest_post_says_how_far_i
         "names the post it could not reach: {body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_where_it_ended() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("cy", &["research"]).await;
+    h.person("bo", &["research"]).await;
+    h.join("mira", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("First answer for cy.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("Drained answer."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("cy", &research, "@mira first question").await;
+    e2e::scenario::completions_reach(&h, 1).await;
+    let bo = h.say("bo", &research, "@mira a question from bo").await;
+    h.wait_reaction(&bo.id, "mira", "eyes").await;
+    h.model.sim.release("first");
+    h.wait_post(&research, "mira", "Drained answer", since)
+        .await;
+    let requests = turn_requests(&h);
+    let drain = &requests[1];
+    let messages = drain["messages"].as_array().expect("messages");
+    let framework = framework_index(drain);
+    // The window's last entry is the line marking where the previous turn
+    // ended, right after the agent's own message (§5.2).
+    let marker = &messages[framework - 1];
+    assert_eq!(marker["role"], "user", "{marker}");
+    assert!(
+        marker["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("Your previous turn in this channel ended")),
+        "{marker}"
+    );
+    let own = &messages[framework - 2];
+    assert_eq!(own["role"], "assistant", "{own}");
+    assert!(
+        own["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("First answer for cy.")),
+        "{own}"
+    );
+    assert!(
+        !framework_message(drain).contains("previous turn"),
+        "the marker is no part of the framework's message"
+    );
+}

@@ -63,6 +63,39 @@ pub struct Window {
     pub ends_on_own: bool,
 }
 
+/// How the agent's previous turn in the channel stands, for the line that
+/// ends a window (§5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviousTurn {
+    /// The agent has not run here before.
+    None,
+    /// It ended.
+    Ended,
+    /// A restart cut it off before it ended.
+    CutOff,
+}
+
+/// The line a draining window closes on after the agent's own message.
+pub const PREVIOUS_TURN_ENDED: &str = "[Your previous turn in this channel ended with your message above. This turn starts a new message.]";
+
+/// The line a window closes on when a restart cut the previous turn off.
+pub const RESTART_CUT_OFF: &str = "[A restart cut off your previous turn in this channel.]";
+
+impl Window {
+    /// Closes the window on the line marking where the agent's previous turn
+    /// ended, or that a restart cut it off (§5.2): it is the window's last
+    /// entry, after the agent's own message and before the framework's
+    /// message, so a draining turn never continues its own last message.
+    pub fn mark_previous_turn(&mut self, previous: PreviousTurn, draining: bool) {
+        let marker = match previous {
+            PreviousTurn::CutOff => RESTART_CUT_OFF,
+            PreviousTurn::Ended if draining && self.ends_on_own => PREVIOUS_TURN_ENDED,
+            _ => return,
+        };
+        self.messages.push(Message::User(marker.to_string()));
+    }
+}
+
 /// The calls a completion made, as its trace event's detail records them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CompletionDetail {

@@ -51,8 +51,13 @@ use crate::store::decisions::NewDecision;
 /// (contract §A.12), so this keeps it on while the model generates (§8.1).
 pub const TYPING_EVERY: Duration = Duration::from_secs(3);
 
+/// How the post that started a turn is recorded among its answers (§5.2).
+pub const STARTED_IT: &str = "start";
+
 /// A turn to run, as the lane starts it.
 pub struct TurnStart {
+    /// The turn's id, chosen by the lane so it knows which turn it runs.
+    pub turn_id: String,
     pub agent: String,
     pub channel_id: String,
     pub cause: TurnCause,
@@ -79,7 +84,7 @@ pub struct TurnOutcome {
 /// Runs the turn to its end. Never panics on a failure of its own: every
 /// way out records the end and returns the outcome the lane needs.
 pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
-    let turn_id = uuid::Uuid::now_v7().to_string();
+    let turn_id = start.turn_id.clone();
     let outcome = TurnOutcome {
         agent: start.agent.clone(),
         channel_id: start.channel_id.clone(),
@@ -758,10 +763,13 @@ impl<'a> Turn<'a> {
         };
         let id = self.id.clone();
         let (agent, channel) = (self.start.agent.clone(), self.start.channel_id.clone());
+        // Only the post that started the turn is queued again: a fragment
+        // the debounce folded named nobody, so it queues nothing (§4.4).
         let started: Vec<(String, Millis)> = self
             .start
             .answers
             .iter()
+            .filter(|(_, how)| *how == STARTED_IT)
             .map(|(p, _)| (p.id.clone(), p.created_at))
             .collect();
         let recorded = self
