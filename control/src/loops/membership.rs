@@ -19,18 +19,38 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// that say so, from membership as last observed.
 pub async fn violations(services: &Services) -> Vec<String> {
     let channels = services.respond_to_all.clone();
-    services
+    let crowded = services
         .store
         .call(move |s| {
-            let mut found = Vec::new();
+            let mut crowded = Vec::new();
             for name in &channels {
-                let agents = s.agents_in_channel_named(name)?;
-                found.extend(crate::activation::crowding(name, &agents));
+                crowded.push((name.clone(), s.agents_in_channel_named(name)?));
             }
-            Ok(found)
+            Ok(crowded)
         })
         .await
-        .unwrap_or_default()
+        .unwrap_or_default();
+    crowded
+        .iter()
+        .filter_map(|(name, agents)| {
+            crate::activation::crowding(name, &by_display_name(services, agents))
+        })
+        .collect()
+}
+
+/// The system bot's notice names agents by display name, never by handle
+/// (§3.2).
+fn by_display_name(services: &Services, agents: &[String]) -> Vec<String> {
+    agents
+        .iter()
+        .map(|agent| {
+            services
+                .display_names
+                .get(agent)
+                .cloned()
+                .unwrap_or_else(|| agent.clone())
+        })
+        .collect()
 }
 
 /// Watches membership until `stop`; each violation, once per episode, halts
