@@ -58,7 +58,7 @@ impl Turn<'_> {
                     }
                 }
             }
-            Outcome::Refused { text, .. } => (text.clone(), None),
+            Outcome::Refused { text, .. } | Outcome::Lost { text, .. } => (text.clone(), None),
             // A tool that throws ends the turn (§7.2); one that may have
             // acted and did not answer ends it as unconfirmed (§7.1).
             Outcome::Failed { text, reason } => {
