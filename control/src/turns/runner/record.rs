@@ -9,7 +9,6 @@ impl Turn<'_> {
         let mut exit = None;
         if executed.ran() {
             self.rejections.tool_ran();
-            self.services.controls.called(&self.id);
         }
         let now = chrono::Utc::now().timestamp_millis();
         let tool_name = executed
