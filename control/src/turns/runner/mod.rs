@@ -734,6 +734,12 @@ impl<'a> Turn<'a> {
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
         if let Some(notice) = exit.notice() {
+            // A notice may quote a tool's or a provider's words: it
+            // addresses no agent (§4.5).
+            let notice = crate::context::window::strip_mentions_of_agents(
+                &notice,
+                &self.services.display_names,
+            );
             let post = framework_post(
                 self.start.channel_id.clone(),
                 notice,

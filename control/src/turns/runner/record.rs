@@ -138,8 +138,24 @@ impl Turn<'_> {
             name: executed.call.name.clone(),
             content,
         });
+        // A tool's summary and what it came to quote its arguments and its
+        // words, which may name an agent: the status post is the agent's own
+        // post and must address no one (§4.5, §8.1).
+        let quoted = |text: &str| {
+            crate::context::window::strip_mentions_of_agents(text, &self.services.display_names)
+        };
+        let disposition = match disposition {
+            Disposition::Came(note) => Disposition::Came(quoted(&note)),
+            Disposition::Refused { reason } => Disposition::Refused {
+                reason: quoted(&reason),
+            },
+            Disposition::Failed { reason } => Disposition::Failed {
+                reason: quoted(&reason),
+            },
+            other => other,
+        };
         let line = CallLine {
-            summary: executed.summary.clone(),
+            summary: quoted(&executed.summary),
             disposition,
         };
         self.status
