@@ -111,7 +111,7 @@ impl Turn<'_> {
                 }
                 continue;
             }
-            self.attempts += cost;
+            self.spend(cost).await;
             for planned in &run {
                 let name = planned
                     .resolved

@@ -657,7 +657,8 @@ impl<'a> Turn<'a> {
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
-        self.attempts += 1;
+        // A rejected post spends an attempt (§4.5).
+        self.spend(1).await;
         let feedback = rejection.feedback();
         self.trace(
             TraceKind::RejectedPost,
@@ -723,6 +724,12 @@ impl<'a> Turn<'a> {
             Exit::Denied { by, .. } => Ending::EndedBy {
                 person: by.clone(),
                 how: "Denied".into(),
+            },
+            // A declined extension is a person ending the turn's actions
+            // (§5.3), and the closing line names them (§8.1).
+            Exit::BudgetDenied { by } => Ending::EndedBy {
+                person: by.clone(),
+                how: "Budget extension declined".into(),
             },
             Exit::Halted(halt) => Ending::EndedBy {
                 person: halt.by.clone(),

@@ -93,8 +93,9 @@ impl Turn<'_> {
                 ),
                 None,
             ),
+            // Its attempt was spent when the run was admitted (§7.2): only
+            // the rejection count (§4.5) moves here.
             Outcome::NotHeld { text } => {
-                self.attempts += 1;
                 if self.rejections.rejected() == AfterRejection::EndTurn {
                     exit = Some(Exit::Rejected);
                 }
@@ -129,10 +130,6 @@ impl Turn<'_> {
             ),
         )
         .await;
-        if executed.ran() {
-            let id = self.id.clone();
-            let _ = self.services.store.call(move |s| s.add_action(&id)).await;
-        }
         self.own.push(Message::ToolResult {
             call_id: executed.call.id.clone(),
             name: executed.call.name.clone(),
@@ -162,6 +159,24 @@ impl Turn<'_> {
             .call(&self.seat.rest, &self.services.store, &line, limit)
             .await;
         exit
+    }
+
+    /// Spends action attempts (§5.3) and records them at once, so the
+    /// turn's stored count (§8.2) is the count the prompts show.
+    pub(super) async fn spend(&mut self, attempts: u32) {
+        if attempts == 0 {
+            return;
+        }
+        self.attempts += attempts;
+        let id = self.id.clone();
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.add_actions(&id, attempts))
+            .await
+        {
+            warn!(%error, turn = %self.id, "could not record the turn's actions");
+        }
     }
 
     /// How long a result may be before it enters as a view: a fixed share
