@@ -407,7 +407,10 @@ mod tests {
 
     #[test]
     fn s4_5_stripping_reads_mentions_as_the_grammar_does() {
-        assert_eq!(stripped("ask @Mira_ and x-@theo."), "ask [mira]_ and x-[theo].");
+        assert_eq!(
+            stripped("ask @Mira_ and x-@theo."),
+            "ask [mira]_ and x-[theo]."
+        );
         assert_eq!(stripped("`@mira` stays code"), "`@mira` stays code");
         assert_eq!(stripped("mail ana@mira.example"), "mail ana@mira.example");
         for text in ["ask @Mira_ now", "&#64;mira hi", "\\@theo", "@mira-"] {

@@ -570,7 +570,12 @@ async fn s3_7_the_action_count_stays_true_after_an_extension() {
     let dm = h.dm("ana", "mira").await;
     h.model.sim.script(
         "demo-model",
-        vec![read("a", ""), read("b", ""), write_call(), reply("Written.")],
+        vec![
+            read("a", ""),
+            read("b", ""),
+            write_call(),
+            reply("Written."),
+        ],
     );
     let since = now_ms() - 1;
     h.say("ana", &dm, "read a and b, then write").await;

@@ -120,8 +120,9 @@ async fn s3_10_a_second_agent_in_a_respond_to_all_channel_halts_everything_until
         .wait_post(&square, "collegium", "Every agent is halted", since)
         .await;
     assert!(
-        halt.message
-            .contains("the respond-to-all channel ~research has 2 agents (Mira, Theo the Operator)"),
+        halt.message.contains(
+            "the respond-to-all channel ~research has 2 agents (Mira, Theo the Operator)"
+        ),
         "{}",
         halt.message
     );

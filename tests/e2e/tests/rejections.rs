@@ -276,7 +276,10 @@ async fn s4_5_a_status_call_line_strips_mentions_as_the_grammar_reads_them() {
     let turn = ended_turn(&h, "mira", &square).await;
     assert_eq!(turn.exit_kind.as_deref(), Some("completed"));
     assert!(
-        store(&h).last_turn("theo", &square).expect("query").is_none(),
+        store(&h)
+            .last_turn("theo", &square)
+            .expect("query")
+            .is_none(),
         "no hand-off started"
     );
 }

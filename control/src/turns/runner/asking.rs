@@ -23,7 +23,9 @@ impl Turn<'_> {
         let strip = |words: &str| {
             crate::context::window::strip_mentions_of_agents(words, &self.services.display_names)
         };
-        let asked_by = asker(&self.answers, self.start.answered.as_deref()).map(|post| match post.author_kind {
+        let asked_by = asker(&self.answers, self.start.answered.as_deref()).map(|post| match post
+            .author_kind
+        {
             crate::store::AuthorKind::Agent => AskedBy::Colleague {
                 display_name: self
                     .services
