@@ -131,6 +131,50 @@ pub fn scan_post(
     result
 }
 
+/// `text` with every mention of a keyword the grammar reads rewritten by
+/// `name_for` (given the lowercase username), so that quoting it mentions
+/// none of them (§4.5). A mention the source cannot be cut at (an escape or
+/// an entity spelled it) leaves the whole text disarmed instead: each `@` a
+/// full-width `＠` and each `&` an entity of its own, so that nothing in it
+/// reads as a mention.
+pub fn replace_mentions(
+    text: &str,
+    is_keyword: &dyn Fn(&str) -> bool,
+    name_for: &dyn Fn(&str) -> String,
+) -> String {
+    let found = scan(text, is_keyword);
+    let mut spans: Vec<(Range<usize>, &str)> = Vec::new();
+    for mention in &found.mentions {
+        match &mention.span {
+            Some(span) => spans.push((span.clone(), mention.username.as_str())),
+            None => return disarmed(text),
+        }
+    }
+    spans.sort_by_key(|(span, _)| span.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (span, username) in spans {
+        if span.start < at {
+            continue;
+        }
+        out.push_str(&text[at..span.start]);
+        out.push_str(&name_for(username));
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
+    // A replacement can join what was apart into a new mention: then
+    // nothing is left to read as one.
+    if scan(&out, is_keyword).mentions.is_empty() {
+        out
+    } else {
+        disarmed(text)
+    }
+}
+
+fn disarmed(text: &str) -> String {
+    text.replace('&', "&amp;").replace('@', "＠")
+}
+
 /// A run of adjacent plain text, with a map from its bytes back to the source.
 struct TextRun {
     text: String,
@@ -355,6 +399,27 @@ mod tests {
             .map(|m| &text[m.span.clone().expect("span")])
             .collect();
         assert_eq!(spans, ["@Mira", "@theo"]);
+    }
+
+    fn stripped(text: &str) -> String {
+        replace_mentions(text, &member, &|name: &str| format!("[{name}]"))
+    }
+
+    #[test]
+    fn s4_5_stripping_reads_mentions_as_the_grammar_does() {
+        assert_eq!(
+            stripped("ask @Mira_ and x-@theo."),
+            "ask [mira]_ and x-[theo]."
+        );
+        assert_eq!(stripped("`@mira` stays code"), "`@mira` stays code");
+        assert_eq!(stripped("mail ana@mira.example"), "mail ana@mira.example");
+        for text in ["ask @Mira_ now", "&#64;mira hi", "\\@theo", "@mira-"] {
+            assert!(
+                scan(&stripped(text), &member).mentions.is_empty(),
+                "{text} → {}",
+                stripped(text)
+            );
+        }
     }
 
     #[test]

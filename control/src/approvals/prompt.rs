@@ -69,13 +69,20 @@ pub enum AskedBy {
     /// A person, by username, with their words (the newest fragment where
     /// folds happened).
     Person { username: String, words: String },
-    /// A colleague, by display name, with its words and the person its
-    /// chain descends from, where one does.
+    /// A colleague, by display name, beside the person its chain descends
+    /// from and that person's words, where one does: a colleague's own
+    /// words are never quoted as a request (§3.7).
     Colleague {
         display_name: String,
-        words: String,
-        person: Option<String>,
+        person: Option<Requester>,
     },
+}
+
+/// A person a chain of work descends from, and what they asked.
+#[derive(Debug, Clone)]
+pub struct Requester {
+    pub username: String,
+    pub words: String,
 }
 
 /// The longest excerpt of the asker's words the line quotes.
@@ -91,18 +98,16 @@ impl Provenance {
             }
             Some(AskedBy::Colleague {
                 display_name,
-                words,
-                person,
-            }) => {
-                let on_behalf = person
-                    .as_ref()
-                    .map(|p| format!(", working for @{p}"))
-                    .unwrap_or_default();
-                format!(
-                    "asked by the colleague {display_name}{on_behalf}: “{}”",
-                    excerpt(words)
-                )
-            }
+                person: Some(person),
+            }) => format!(
+                "asked by the colleague {display_name}, working for @{}: “{}”",
+                person.username,
+                excerpt(&person.words)
+            ),
+            Some(AskedBy::Colleague {
+                display_name,
+                person: None,
+            }) => format!("asked by the colleague {display_name}; no person asked for this chain"),
             None => "no person asked for this turn".to_string(),
         };
         format!(
@@ -428,8 +433,10 @@ mod tests {
                 budget: 2,
                 asked_by: Some(AskedBy::Colleague {
                     display_name: "Theo".into(),
-                    words,
-                    person: Some("ana".into()),
+                    person: Some(Requester {
+                        username: "ana".into(),
+                        words,
+                    }),
                 }),
             },
             earlier_denial: Some(("bo".into(), "not to \u{202E}them".into())),

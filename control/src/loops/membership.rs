@@ -21,24 +21,55 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// agents, as the lines that say so, from membership as last observed.
 pub async fn violations(services: &Services) -> Vec<String> {
     let channels = services.respond_to_all.clone();
+    let named = |agents: &[String]| by_display_name(services, agents);
     services
         .store
         .call(move |s| crowded(s, &channels))
         .await
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(|place| match place {
+            Crowded::Channel(name, agents) => crate::activation::crowding(&name, &named(&agents)),
+            Crowded::Group(name, agents) => {
+                crate::activation::crowded_group(&name, &named(&agents))
+            }
+        })
+        .collect()
 }
 
-/// The one-agent rule (§3.10) read off the store: the respond-to-all
-/// channels named `respond_to_all`, and every group message, which triggers
-/// as a DM does.
-fn crowded(store: &Store, respond_to_all: &[String]) -> Result<Vec<String>, StoreError> {
+/// The system bot's notice names agents by display name, never by handle
+/// (§3.2).
+fn by_display_name(services: &Services, agents: &[String]) -> Vec<String> {
+    agents
+        .iter()
+        .map(|agent| {
+            services
+                .display_names
+                .get(agent)
+                .cloned()
+                .unwrap_or_else(|| agent.clone())
+        })
+        .collect()
+}
+
+/// A place §3.10's one-agent rule holds for, with its agents by username.
+enum Crowded {
+    /// A respond-to-all channel, by name.
+    Channel(String, Vec<String>),
+    /// A group message, which triggers as a DM does, by display name.
+    Group(String, Vec<String>),
+}
+
+/// The respond-to-all channels named `respond_to_all` and every group
+/// message, with their agents as membership was last observed.
+fn crowded(store: &Store, respond_to_all: &[String]) -> Result<Vec<Crowded>, StoreError> {
     let mut found = Vec::new();
     for name in respond_to_all {
         let agents = store.agents_in_channel_named(name)?;
-        found.extend(crate::activation::crowding(name, &agents));
+        found.push(Crowded::Channel(name.clone(), agents));
     }
     for (display_name, agents) in store.agents_in_group_messages()? {
-        found.extend(crate::activation::crowded_group(&display_name, &agents));
+        found.push(Crowded::Group(display_name, agents));
     }
     Ok(found)
 }

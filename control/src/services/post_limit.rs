@@ -34,6 +34,14 @@ impl PostLimit {
         self.chars.load(Ordering::Relaxed)
     }
 
+    /// The limit as the server states it now, for a post cut to fit it: a
+    /// limit an administrator lowered since the last read would have the
+    /// post refused whole (§3.7, §6.2).
+    pub async fn read_now(&self) -> usize {
+        self.refresh().await;
+        self.get()
+    }
+
     /// Reads the limit from the server; keeps the last one when it cannot.
     pub async fn refresh(&self) {
         match self.rest.max_post_size().await {

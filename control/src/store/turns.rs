@@ -268,12 +268,23 @@ impl Store {
         Ok(())
     }
 
-    pub fn add_action(&self, turn_id: &str) -> Result<(), StoreError> {
+    /// Adds action attempts to the turn's count as the budget spends them
+    /// (§5.3, §8.2), so the record and the prompt's "action N of M" agree.
+    pub fn add_actions(&self, turn_id: &str, count: u32) -> Result<(), StoreError> {
         self.conn.execute(
-            "UPDATE turns SET action_count = action_count + 1 WHERE id = ?1",
-            params![turn_id],
+            "UPDATE turns SET action_count = action_count + ?2 WHERE id = ?1",
+            params![turn_id, count],
         )?;
         Ok(())
+    }
+
+    /// The turn's action count as recorded (§8.2); none for no such turn.
+    pub fn action_count(&self, turn_id: &str) -> Result<Option<u32>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT action_count FROM turns WHERE id = ?1")?;
+        let mut rows = statement.query_map(params![turn_id], |row| row.get(0))?;
+        Ok(rows.next().transpose()?)
     }
 
     /// The agent's latest turn in the channel, ended or not.
@@ -438,19 +449,20 @@ impl Store {
             .optional()?)
     }
 
-    /// The person a turn's work descends from (§3.7, §3.7a): the author of
-    /// the post its chain's root turn answered, where that was a person.
-    pub fn origin_person(&self, turn_id: &str) -> Result<Option<String>, StoreError> {
+    /// The person a turn's work descends from and what they asked (§3.7,
+    /// §3.7a): the author and words of the post its chain's root turn
+    /// answered, where that was a person.
+    pub fn origin_request(&self, turn_id: &str) -> Result<Option<(String, String)>, StoreError> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn
             .query_row(
-                "SELECT p.author_name FROM turns t
+                "SELECT p.author_name, p.message FROM turns t
                  JOIN turns r ON r.id = t.chain_root
                  JOIN posts p ON p.id = r.answers_post_id
                  WHERE t.id = ?1 AND p.author_kind = 'person'",
                 params![turn_id],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()?)
     }

@@ -41,6 +41,10 @@ pub enum Outcome {
     /// It failed in a way it did not return as a result: whether it acted
     /// is unknown, and the turn ends (§7.2, semantic error).
     Failed { text: String, reason: String },
+    /// A retryable call that never answered (past its deadline, or its
+    /// worker gone): a plain failure the model reads, and the turn goes on
+    /// (§3.4, §7.2).
+    Lost { text: String, reason: String },
     /// A call that is not retryable did not answer in time: whether it
     /// completed cannot be confirmed, and the turn ends (§7.1).
     Unconfirmed { text: String, reason: String },
@@ -75,7 +79,10 @@ impl Executed {
     pub fn ran(&self) -> bool {
         matches!(
             self.outcome,
-            Outcome::Ran { .. } | Outcome::Failed { .. } | Outcome::Unconfirmed { .. }
+            Outcome::Ran { .. }
+                | Outcome::Failed { .. }
+                | Outcome::Lost { .. }
+                | Outcome::Unconfirmed { .. }
         )
     }
 
@@ -86,7 +93,7 @@ impl Executed {
             Outcome::Refused { reason, .. } => Disposition::Refused {
                 reason: reason.clone(),
             },
-            Outcome::Failed { reason, .. } => Disposition::Failed {
+            Outcome::Failed { reason, .. } | Outcome::Lost { reason, .. } => Disposition::Failed {
                 reason: reason.clone(),
             },
             Outcome::Unconfirmed { .. } => Disposition::TimedOut,
@@ -476,7 +483,17 @@ async fn run_worker(
     });
     let outcome = match invoked.await {
         Ok(outcome) => outcome,
-        Err(ended) => Ok(CallOutcome::Lost(format!("the call's task ended: {ended}"))),
+        // Not a retryable call's silence but this daemon's own task ending:
+        // whether the call acted is unknown (§7.2).
+        Err(ended) => {
+            return executed(
+                tool.to_string(),
+                Outcome::Failed {
+                    text: "The call's outcome could not be recorded; treat it as failed.".into(),
+                    reason: format!("the call's task ended: {ended}"),
+                },
+            );
+        }
     };
     let fallback = tool.to_string();
     match outcome {
@@ -505,7 +522,7 @@ async fn run_worker(
         ),
         Ok(CallOutcome::Lost(reason)) => executed(
             fallback,
-            Outcome::Failed {
+            Outcome::Lost {
                 text: format!("The call failed: {reason}."),
                 reason,
             },

@@ -434,3 +434,218 @@ async fn s3_14_a_plugin_that_cannot_render_a_call_leaves_its_arguments_shown() {
     h.wait_post(&dm, "mira", "Written.", since).await;
     assert_eq!(asked_tools(&record), ["write"], "approved, it runs");
 }
+
+/// §5.3, §7.2: a call naming a tool the agent does not hold spends one
+/// attempt, so the next prompt's count and the stored count agree on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_2_a_call_to_a_tool_not_held_spends_one_attempt() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("web__fetch", json!({"url": "https://example.com"}))]),
+            write_call(),
+            reply("Written."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(
+        prompt.message.contains("action 2 of 10 in this turn"),
+        "the misnamed call was one attempt: {}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written.", since).await;
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(store(&h).action_count(&turn.id).expect("query"), Some(2));
+}
+
+/// §8.2, §5.3, §4.5: the stored action count is the budget's own count —
+/// a rejected post and a call denied before it ran count, a budget-exempt
+/// tool does not — and so agrees with the prompt's "action N of M".
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_2_the_stored_action_count_counts_what_the_budget_counts() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            reply("*** --- ***"),
+            calls(&[("builtins__now", json!({}))]),
+            write_call(),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(
+        prompt.message.contains("action 2 of 10 in this turn"),
+        "{}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "deny").await;
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("denied"));
+    assert!(asked_tools(&record).is_empty(), "the write never ran");
+    assert_eq!(
+        store(&h).action_count(&turn.id).expect("query"),
+        Some(2),
+        "the rejected post and the denied write; not builtins::now"
+    );
+}
+
+/// §5.1, §5.3: a turn whose context is over its ceiling never parks a
+/// person: the gated call is not run and the turn ends as context
+/// exhausted, with no prompt posted.
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_1_a_turn_over_its_ceiling_never_asks_a_person_first() {
+    let (h, _daemon, record) =
+        with_fixture("debounce_window_ms = 0\nturn_ceiling_tokens = 8000").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    let mut big = write_call();
+    big.text = Some("a thought that goes on ".repeat(2_000));
+    h.model.sim.script("demo-model", vec![big]);
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    h.wait_post(&dm, "mira", "against a ceiling of 8000", since)
+        .await;
+    let turn = ended_turn(&h, "mira", &dm).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("context_ceiling"));
+    assert!(
+        !h.posts(&dm)
+            .await
+            .iter()
+            .any(|p| p.message.contains("Approval needed")),
+        "no person was asked"
+    );
+    assert!(asked_tools(&record).is_empty(), "nothing ran");
+}
+
+/// §3.7, §7.4: a colleague's request names the colleague and, beside it,
+/// the person its chain descends from, quoting that person's words — never
+/// the colleague's as though a person had said them.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_a_colleagues_request_quotes_the_person_its_chain_descends_from() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            reply("@mira please write the plan down."),
+            write_call(),
+            reply("Written."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@theo have the plan written").await;
+    let prompt = prompt(&h, &square, since).await;
+    assert!(
+        prompt.message.contains(
+            "asked by the colleague Theo the Operator, working for @ana: “Theo the Operator have the plan written”"
+        ),
+        "{}",
+        prompt.message
+    );
+    assert!(
+        !prompt.message.contains("please write the plan down"),
+        "{}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&square, "mira", "Written.", since).await;
+}
+
+/// §3.7, §5.3: after an extension the prompt's count stands against the
+/// budget as extended, not the first grant.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_the_action_count_stays_true_after_an_extension() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0\naction_budget = 2").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            read("a", ""),
+            read("b", ""),
+            write_call(),
+            reply("Written."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "read a and b, then write").await;
+    let extension = h.wait_post(&dm, "mira", "More actions needed", since).await;
+    h.click("ana", &extension.id, "approve").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(
+        prompt.message.contains("action 3 of 4 in this turn"),
+        "{}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written.", since).await;
+}
+
+/// §8.1, §5.3: a declined extension is a person ending the turn, and the
+/// closing line names them.
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_1_the_closing_line_names_who_declined_an_extension() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0\naction_budget = 2").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![read("a", ""), read("b", ""), read("c", "")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "read a, b and c").await;
+    let prompt = h.wait_post(&dm, "mira", "More actions needed", since).await;
+    h.click("ana", &prompt.id, "deny").await;
+    let status = e2e::scenario::status_post(&h, &dm).await;
+    h.wait_edit(&status.id, "Budget extension declined by @ana after")
+        .await;
+}
+
+/// §3.7, §6.2: the post limit is read when a prompt is cut to fit it, so a
+/// limit an administrator lowered after boot still gets a bounded prefix
+/// and the whole payload attached, not a prompt refused whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_2_a_post_limit_lowered_after_boot_bounds_the_approval_prompt() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let lowered: Value = reqwest::Client::new()
+        .put(format!("{}/_sim/settings", h.mattermost.url))
+        .json(&json!({"max_post_size": 1000}))
+        .send()
+        .await
+        .expect("settings")
+        .json()
+        .await
+        .expect("json");
+    assert!(!lowered.is_null());
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    let content = "line of the plan\n".repeat(200);
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": "plan.txt", "content": content}),
+            )]),
+            reply("Written whole."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the long plan").await;
+    let prompt = prompt(&h, &dm, since).await;
+    assert!(prompt.message.chars().count() <= 1000);
+    assert_eq!(prompt.file_ids.len(), 1, "{}", prompt.message);
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&dm, "mira", "Written whole.", since).await;
+    assert_eq!(asked_tools(&record), ["write"]);
+}

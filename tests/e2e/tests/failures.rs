@@ -232,6 +232,31 @@ async fn s7_1_a_mutating_call_that_times_out_is_named_unconfirmed() {
     .await;
 }
 
+/// §3.4, §7.2: a retryable call past its deadline is a plain failure the
+/// model reads; the turn goes on and completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_2_a_retryable_call_past_its_deadline_is_a_plain_failure_and_the_turn_goes_on() {
+    let (h, _daemon, _, _) = play(Row {
+        limits: "tool_call_deadline_secs = 1",
+        script: vec![
+            calls(&[("fixture__hang_read", json!({}))]),
+            reply("The read did not answer; here is what I know."),
+        ],
+        says: "The read did not answer",
+        kind: "completed",
+        progress: true,
+    })
+    .await;
+    let read = e2e::scenario::turn_requests(&h)
+        .get(1)
+        .map(e2e::scenario::tool_results)
+        .unwrap_or_default();
+    assert!(
+        read.iter().any(|r| r.starts_with("The call failed")),
+        "the model read the failure: {read:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_1_a_provider_outage_names_the_wait_it_was_asked_for() {
     play(Row {

@@ -93,6 +93,7 @@ async fn s7_4_the_hourly_ceiling_halts_every_agent_until_a_person_resumes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_10_a_second_agent_in_a_respond_to_all_channel_halts_everything_until_it_leaves() {
+    // The halt notice names the agents by display name (§3.2).
     let h = e2e::Harness::start().await;
     let text = std::fs::read_to_string(&h.config).expect("config");
     let text = text.replacen(
@@ -119,8 +120,9 @@ async fn s3_10_a_second_agent_in_a_respond_to_all_channel_halts_everything_until
         .wait_post(&square, "collegium", "Every agent is halted", since)
         .await;
     assert!(
-        halt.message
-            .contains("the respond-to-all channel ~research has 2 agents (mira, theo)"),
+        halt.message.contains(
+            "the respond-to-all channel ~research has 2 agents (Mira, Theo the Operator)"
+        ),
         "{}",
         halt.message
     );

@@ -249,3 +249,37 @@ async fn s7_1_a_provider_failure_ends_the_turn_with_its_phrase_and_requeues_the_
         "a failure queues the post that started it, so nothing is lost"
     );
 }
+
+/// §4.5, §8.1: a status call line quoting text the shared grammar reads as
+/// an agent's mention (`@theo_` is `@theo` to the server) shows the agent
+/// by name, so the status post starts no hand-off.
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_5_a_status_call_line_strips_mentions_as_the_grammar_reads_them() {
+    let (h, _daemon) = running(async |_| {}).await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("workspace__find", json!({"glob": "notes/@theo_*"}))]),
+            reply("Nothing found."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira find theo's notes").await;
+    h.wait_post(&square, "mira", "Nothing found.", since).await;
+    let status = e2e::scenario::closed_status_post(&h, &square).await;
+    assert!(
+        status.contains("notes/Theo the Operator_*"),
+        "the agent shown by name: {status}"
+    );
+    assert!(!status.contains("@theo"), "{status}");
+    let turn = ended_turn(&h, "mira", &square).await;
+    assert_eq!(turn.exit_kind.as_deref(), Some("completed"));
+    assert!(
+        store(&h)
+            .last_turn("theo", &square)
+            .expect("query")
+            .is_none(),
+        "no hand-off started"
+    );
+}

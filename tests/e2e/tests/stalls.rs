@@ -106,3 +106,30 @@ async fn s7_6_a_standing_queue_is_announced_once_with_what_clears_it() {
         .count();
     assert_eq!(count, 1, "said once, not every minute it stands");
 }
+
+/// §7.6: a turn whose tool is still running has called a tool, and its
+/// long-turn notice says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_6_the_long_turn_notice_counts_a_call_still_running() {
+    let (h, _daemon, _) =
+        e2e::scenario::with_fixture("debounce_window_ms = 0\nstall_turn_secs = 1").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            e2e::scenario::calls(&[("fixture__slow", serde_json::json!({"ms": 6000}))]),
+            reply("Slowly done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira a slow job").await;
+    let notice = h
+        .wait_post(&square, "collegium", "Mira's turn here has run for", since)
+        .await;
+    assert!(
+        !notice.message.contains("without calling a tool yet"),
+        "{}",
+        notice.message
+    );
+    h.wait_post(&square, "mira", "Slowly done.", since).await;
+}

@@ -331,29 +331,19 @@ pub fn render_post(
 
 /// An @mention of an agent, as prompts carry it, would be copied back into
 /// replies as a mention: an agent is shown by name instead (§3.8, §4.5).
+/// What counts as a mention is the shared grammar's reading, the one
+/// activation applies, so nothing quoted can start a hand-off.
 pub fn strip_mentions_of_agents(text: &str, display_names: &BTreeMap<String, String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('@') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let name_len = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-            .unwrap_or(after.len());
-        let name = after[..name_len].trim_end_matches('.');
-        match display_names.get(&name.to_lowercase()) {
-            Some(display) => {
-                out.push_str(display);
-                rest = &after[name.len()..];
-            }
-            None => {
-                out.push('@');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    mattermost_wire::mentions::replace_mentions(
+        text,
+        &|username: &str| display_names.contains_key(username),
+        &|username: &str| {
+            display_names
+                .get(username)
+                .cloned()
+                .unwrap_or_else(|| username.to_string())
+        },
+    )
 }
 
 pub fn local_time(at: Millis, timezone: chrono_tz::Tz) -> String {

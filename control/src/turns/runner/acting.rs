@@ -10,6 +10,9 @@ impl Turn<'_> {
     /// calls runs together, admitted to the budget first (§5.1).
     pub(super) async fn run_calls(&mut self, completion: Completion) -> Option<Exit> {
         self.start.fold.close();
+        // The turn has called a tool from the moment the model asks for
+        // one, whatever becomes of the call (§7.6).
+        self.services.controls.called(&self.id);
         let limit = self.services.post_limit.get();
         self.beside_calls = completion.text.trim().to_string();
         if !completion.text.trim().is_empty() {
@@ -108,7 +111,7 @@ impl Turn<'_> {
                 }
                 continue;
             }
-            self.attempts += cost;
+            self.spend(cost).await;
             for planned in &run {
                 let name = planned
                     .resolved

@@ -3,48 +3,49 @@
 //! has no timeout and which a person's stop cancels.
 
 use super::*;
-use crate::approvals::prompt::{AskedBy, Provenance};
+use crate::approvals::prompt::{AskedBy, Provenance, Requester};
 
 impl Turn<'_> {
     /// The framework-authored line's facts (§3.7): this action's place in
-    /// the budget and who the work descends from, all from the turn record.
+    /// the budget as it stands (extensions included) and who the work
+    /// descends from, all from the turn record.
     async fn provenance(&self) -> Provenance {
-        let asker = self.answers.last();
         let turn = self.id.clone();
-        let person = self
+        let origin = self
             .services
             .store
-            .call(move |s| s.origin_person(&turn))
+            .call(move |s| s.origin_request(&turn))
             .await
             .ok()
             .flatten();
         // Agent mentions are stripped from prompts (§4.5): a quoted @name
         // would address that agent from the prompt.
-        let asked_by = asker.map(|post| {
-            let words = crate::context::window::strip_mentions_of_agents(
-                &post.message,
-                &self.services.display_names,
-            );
-            match post.author_kind {
-                crate::store::AuthorKind::Agent => AskedBy::Colleague {
-                    display_name: self
-                        .services
-                        .display_names
-                        .get(&post.author_name)
-                        .cloned()
-                        .unwrap_or_else(|| post.author_name.clone()),
-                    words,
-                    person,
-                },
-                _ => AskedBy::Person {
-                    username: post.author_name.clone(),
-                    words,
-                },
-            }
+        let strip = |words: &str| {
+            crate::context::window::strip_mentions_of_agents(words, &self.services.display_names)
+        };
+        let asked_by = asker(&self.answers, self.start.answered.as_deref()).map(|post| match post
+            .author_kind
+        {
+            crate::store::AuthorKind::Agent => AskedBy::Colleague {
+                display_name: self
+                    .services
+                    .display_names
+                    .get(&post.author_name)
+                    .cloned()
+                    .unwrap_or_else(|| post.author_name.clone()),
+                person: origin.map(|(username, words)| Requester {
+                    username,
+                    words: strip(&words),
+                }),
+            },
+            _ => AskedBy::Person {
+                username: post.author_name.clone(),
+                words: strip(&post.message),
+            },
         });
         Provenance {
             action: self.attempts,
-            budget: self.seat.agent.limits.action_budget,
+            budget: self.allowance,
             asked_by,
         }
     }
@@ -96,12 +97,22 @@ impl Turn<'_> {
         let facts = prompt::PromptFacts {
             tool: &tool,
             line: self.provenance().await,
-            earlier_denial: self.reasoned_denials.get(&tool).cloned(),
+            // A person's reason, quoted in the agent's own post, addresses
+            // no agent (§4.5).
+            earlier_denial: self.reasoned_denials.get(&tool).map(|(by, reason)| {
+                (
+                    by.clone(),
+                    crate::context::window::strip_mentions_of_agents(
+                        reason,
+                        &self.services.display_names,
+                    ),
+                )
+            }),
             payload: &payload,
             form,
             unrendered: unrendered.as_deref(),
         };
-        let limit = self.services.post_limit.get();
+        let limit = self.services.post_limit.read_now().await;
         let file = format!("{}-payload.{}", tool.replace("::", "-"), form.extension());
         // Over the post limit the payload is attached whole beside a bounded
         // prefix, or, for a tool never cut (a command), refused (§3.7).
@@ -169,7 +180,7 @@ impl Turn<'_> {
             line: self.provenance().await,
             question: &question,
         });
-        let limit = self.services.post_limit.get();
+        let limit = self.services.post_limit.read_now().await;
         if text.chars().count() > limit {
             return Ok(Asked::Unshowable(format!(
                 "The question was not asked: with your words beside it, it is {} characters, and a post holds at most {limit}. Ask more briefly.",
@@ -191,6 +202,12 @@ impl Turn<'_> {
     /// Posts a prompt under the agent's account and parks the turn on it
     /// until a person decides (§3.7, §5.3): no timeout; a stop cancels it.
     async fn ask_person(&mut self, asking: Asking<'_>) -> Result<Decided, Exit> {
+        // A turn that would die at its next completion never parks a person
+        // first (§5.1, §5.3): the context is relieved as that completion
+        // would relieve it, and a turn still over its ceiling ends here.
+        if let Some(exhausted) = self.relieve_pressure() {
+            return Err(exhausted);
+        }
         let id = uuid::Uuid::now_v7().to_string();
         let record = NewDecision {
             id: id.clone(),
@@ -387,6 +404,9 @@ pub(super) fn unasked(planned: calls::Planned, exit: &mut Option<Exit>, end: Exi
         Exit::Halted(halt) => Outcome::Cancelled {
             by: halt.by.clone(),
         },
+        Exit::CeilingExceeded(_) => Outcome::NotRun {
+            why: "not run: the context is over its ceiling, so no person was asked".into(),
+        },
         _ => Outcome::NotRun {
             why: "not run: the person could not be asked".into(),
         },
@@ -405,4 +425,68 @@ pub(super) fn answered(planned: calls::Planned, by: &str, answer: &str) -> Execu
     });
     executed.summary = format!("{} — asked a person", executed.summary);
     executed
+}
+
+/// The post whose asking the approval line quotes (§3.7): the one the turn
+/// answers (§5.2), or its author's newest fragment folded in after it
+/// (§4.4); never simply the last a drain took. `answers` is oldest first.
+fn asker<'p>(answers: &'p [ObservedPost], answered: Option<&str>) -> Option<&'p ObservedPost> {
+    let Some(answered) = answered.and_then(|id| answers.iter().find(|p| p.id == id)) else {
+        return answers.last();
+    };
+    answers
+        .iter()
+        .rev()
+        .find(|p| p.author_name == answered.author_name && p.created_at >= answered.created_at)
+        .or(Some(answered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{AuthorKind, ObservedVia, PostRole};
+
+    fn post(id: &str, author: &str, kind: AuthorKind, at: Millis) -> ObservedPost {
+        ObservedPost {
+            id: id.into(),
+            channel_id: "c1".into(),
+            author_id: format!("u-{author}"),
+            author_name: author.into(),
+            author_kind: kind,
+            created_at: at,
+            message: id.into(),
+            props: None,
+            role: PostRole::Post,
+            turn_id: None,
+            pinned: false,
+            observed_at: at,
+            observed_via: ObservedVia::Live,
+            files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn s3_7_the_line_quotes_the_post_the_turn_answers_not_the_last_drained() {
+        // A drain answers Ana's newest post (§5.2); a colleague's hand-off
+        // queued after it is taken too, and is not who asked.
+        let drained = [
+            post("bo-1", "bo", AuthorKind::Person, 1),
+            post("ana-1", "ana", AuthorKind::Person, 2),
+            post("theo-1", "theo", AuthorKind::Agent, 3),
+        ];
+        assert_eq!(
+            asker(&drained, Some("ana-1")).map(|p| p.id.as_str()),
+            Some("ana-1")
+        );
+        // A fragment Ana folded in after it is her newest word (§4.4).
+        let folded = [
+            post("ana-1", "ana", AuthorKind::Person, 1),
+            post("ana-2", "ana", AuthorKind::Person, 2),
+        ];
+        assert_eq!(
+            asker(&folded, Some("ana-1")).map(|p| p.id.as_str()),
+            Some("ana-2")
+        );
+        assert_eq!(asker(&drained, None).map(|p| p.id.as_str()), Some("theo-1"));
+    }
 }

@@ -662,7 +662,8 @@ impl<'a> Turn<'a> {
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
-        self.attempts += 1;
+        // A rejected post spends an attempt (§4.5).
+        self.spend(1).await;
         let feedback = rejection.feedback();
         self.trace(
             TraceKind::RejectedPost,
@@ -729,6 +730,12 @@ impl<'a> Turn<'a> {
                 person: by.clone(),
                 how: "Denied".into(),
             },
+            // A declined extension is a person ending the turn's actions
+            // (§5.3), and the closing line names them (§8.1).
+            Exit::BudgetDenied { by } => Ending::EndedBy {
+                person: by.clone(),
+                how: "Budget extension declined".into(),
+            },
             Exit::Halted(halt) => Ending::EndedBy {
                 person: halt.by.clone(),
                 how: if halt.kill { "Killed" } else { "Stopped" }.into(),
@@ -739,6 +746,12 @@ impl<'a> Turn<'a> {
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
         if let Some(notice) = exit.notice() {
+            // A notice may quote a tool's or a provider's words: it
+            // addresses no agent (§4.5).
+            let notice = crate::context::window::strip_mentions_of_agents(
+                &notice,
+                &self.services.display_names,
+            );
             let post = framework_post(
                 self.start.channel_id.clone(),
                 notice,

@@ -16,7 +16,7 @@ impl Turn<'_> {
         }
         let limit = self.services.post_limit.get();
         for steer in std::mem::take(&mut self.steered) {
-            self.attempts += 1;
+            self.spend(1).await;
             self.own.push(Message::User(format!(
                 "[@{} steers this turn] {}",
                 steer.by, steer.text

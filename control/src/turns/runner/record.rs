@@ -9,7 +9,6 @@ impl Turn<'_> {
         let mut exit = None;
         if executed.ran() {
             self.rejections.tool_ran();
-            self.services.controls.called(&self.id);
         }
         let now = chrono::Utc::now().timestamp_millis();
         let tool_name = executed
@@ -58,7 +57,7 @@ impl Turn<'_> {
                     }
                 }
             }
-            Outcome::Refused { text, .. } => (text.clone(), None),
+            Outcome::Refused { text, .. } | Outcome::Lost { text, .. } => (text.clone(), None),
             // A tool that throws ends the turn (§7.2); one that may have
             // acted and did not answer ends it as unconfirmed (§7.1).
             Outcome::Failed { text, reason } => {
@@ -94,8 +93,9 @@ impl Turn<'_> {
                 ),
                 None,
             ),
+            // Its attempt was spent when the run was admitted (§7.2): only
+            // the rejection count (§4.5) moves here.
             Outcome::NotHeld { text } => {
-                self.attempts += 1;
                 if self.rejections.rejected() == AfterRejection::EndTurn {
                     exit = Some(Exit::Rejected);
                 }
@@ -130,23 +130,53 @@ impl Turn<'_> {
             ),
         )
         .await;
-        if executed.ran() {
-            let id = self.id.clone();
-            let _ = self.services.store.call(move |s| s.add_action(&id)).await;
-        }
         self.own.push(Message::ToolResult {
             call_id: executed.call.id.clone(),
             name: executed.call.name.clone(),
             content,
         });
+        // A tool's summary and what it came to quote its arguments and its
+        // words, which may name an agent: the status post is the agent's own
+        // post and must address no one (§4.5, §8.1).
+        let quoted = |text: &str| {
+            crate::context::window::strip_mentions_of_agents(text, &self.services.display_names)
+        };
+        let disposition = match disposition {
+            Disposition::Came(note) => Disposition::Came(quoted(&note)),
+            Disposition::Refused { reason } => Disposition::Refused {
+                reason: quoted(&reason),
+            },
+            Disposition::Failed { reason } => Disposition::Failed {
+                reason: quoted(&reason),
+            },
+            other => other,
+        };
         let line = CallLine {
-            summary: executed.summary.clone(),
+            summary: quoted(&executed.summary),
             disposition,
         };
         self.status
             .call(&self.seat.rest, &self.services.store, &line, limit)
             .await;
         exit
+    }
+
+    /// Spends action attempts (§5.3) and records them at once, so the
+    /// turn's stored count (§8.2) is the count the prompts show.
+    pub(super) async fn spend(&mut self, attempts: u32) {
+        if attempts == 0 {
+            return;
+        }
+        self.attempts += attempts;
+        let id = self.id.clone();
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.add_actions(&id, attempts))
+            .await
+        {
+            warn!(%error, turn = %self.id, "could not record the turn's actions");
+        }
     }
 
     /// How long a result may be before it enters as a view: a fixed share
