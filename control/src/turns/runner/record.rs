@@ -3,6 +3,8 @@
 //! context outgrows its ceiling.
 
 use super::*;
+use crate::context::relief::Pressure;
+use crate::context::replay::action_line;
 
 impl Turn<'_> {
     pub(super) async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
@@ -35,6 +37,7 @@ impl Turn<'_> {
                     Repeat::StillShown { line, .. } => (line, replay_line.clone()),
                     repeat => {
                         let view = self.views.enter(
+                            &executed.call.id,
                             &tool_name,
                             text,
                             now,
@@ -116,6 +119,11 @@ impl Turn<'_> {
             Outcome::Ran { text, .. } => text.clone(),
             _ => content.clone(),
         };
+        let line = CallLine {
+            summary: executed.summary.clone(),
+            disposition,
+        };
+        let action = action_line(&line, replay.as_deref(), full.chars().count());
         self.trace(
             TraceKind::Result,
             Some(executed.call.id.clone()),
@@ -125,6 +133,7 @@ impl Turn<'_> {
             Some(
                 serde_json::to_string(&ResultDetail {
                     replay_line: replay,
+                    action: Some(action),
                 })
                 .unwrap_or_default(),
             ),
@@ -139,10 +148,6 @@ impl Turn<'_> {
             name: executed.call.name.clone(),
             content,
         });
-        let line = CallLine {
-            summary: executed.summary.clone(),
-            disposition,
-        };
         self.status
             .call(&self.seat.rest, &self.services.store, &line, limit)
             .await;
@@ -157,52 +162,26 @@ impl Turn<'_> {
     }
 
     /// Before each completion: over the ceiling, results the model already
-    /// read are replaced by one-line stand-ins with their reference, largest
-    /// first, until the context is well under it; a turn still over ends
-    /// (§3.8).
+    /// read become stand-ins and the fresh batch is shortened together
+    /// (`context::relief`); a turn still over ends (§3.8).
     pub(super) fn relieve_pressure(&mut self) -> Option<Exit> {
         let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
-        let used = Self::context_estimate;
-        if used(self) <= ceiling {
-            return None;
+        let fixed = estimate(&self.seat.system_prompt)
+            + self.window.iter().map(message_cost).sum::<u64>();
+        let relieved = Pressure {
+            own: &mut self.own,
+            views: &mut self.views,
+            fixed,
+            ceiling,
+            now: chrono::Utc::now().timestamp_millis(),
+            timezone: self.services.timezone,
         }
-        let target = ceiling * 7 / 10;
-        let mut order: Vec<(usize, u64)> = self
-            .own
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| match m {
-                Message::ToolResult { content, .. } if !content.starts_with("[Stand-in") => {
-                    Some((i, estimate(content)))
-                }
-                _ => None,
-            })
-            .collect();
-        order.sort_by_key(|entry| std::cmp::Reverse(entry.1));
-        let now = chrono::Utc::now().timestamp_millis();
-        for (index, _) in order {
-            if used(self) <= target {
-                break;
-            }
-            if let Message::ToolResult {
-                name,
-                content,
-                call_id,
-            } = &self.own[index]
-            {
-                self.repeats.replaced(call_id);
-                let reference = self.views.keep(name, content, now);
-                let size = content.chars().count();
-                let stand_in = format!(
-                    "[Stand-in: a result of {name}, {size} characters, already read. results::read with reference \"{reference}\" reads it again.]"
-                );
-                if let Message::ToolResult { content, .. } = &mut self.own[index] {
-                    *content = stand_in;
-                }
-            }
+        .relieve();
+        for call_id in relieved.stood_in.iter().chain(&relieved.shortened) {
+            self.repeats.replaced(call_id);
         }
-        (used(self) > ceiling)
-            .then(|| Exit::CeilingExceeded(self.exhaustion(used(self), Some(ceiling))))
+        let used = self.context_estimate();
+        (used > ceiling).then(|| Exit::CeilingExceeded(self.exhaustion(used, Some(ceiling))))
     }
 
     /// The context as the next completion would send it, in estimated tokens.
