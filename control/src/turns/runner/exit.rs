@@ -105,9 +105,12 @@ impl Exit {
             | Self::NotAdmitted { .. }
             | Self::CeilingReached { .. }
             | Self::HaltStands => None,
-            Self::Rejected => Some(
-                "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
-            ),
+            Self::Rejected => Some(format!(
+                "This turn ended: two replies in a row could not be posted{}.",
+                crate::commands::pointer("trace")
+                    .map(|trace| format!(" (see {trace} for why)"))
+                    .unwrap_or_default()
+            )),
             Self::BudgetExhausted => Some(
                 "This turn ended: its action budget is spent. Ask again to continue.".into(),
             ),
