@@ -588,14 +588,15 @@ impl<'a> Turn<'a> {
         if !completion.tool_calls.is_empty() {
             return self.run_calls(completion).await;
         }
-        let rejection = if matches!(
-            completion.finish,
-            FinishReason::Length | FinishReason::TimeLimit
-        ) {
-            // Output cut at its limit is never posted as if whole (§7.1).
-            Some(Rejection::CutOff {
-                length: completion.text.chars().count(),
-            })
+        // Output cut at its limit is never posted as if whole, and says
+        // which limit cut it (§7.1).
+        let cut = Rejection::of_cut(
+            &completion.finish,
+            &completion.text,
+            self.seat.agent.limits.completion_time_limit_secs,
+        );
+        let rejection = if cut.is_some() {
+            cut
         } else if completion.leaked.is_some() {
             Some(Rejection::CallAsProse)
         } else {
