@@ -249,15 +249,27 @@ impl Turn<'_> {
         });
         detail["upstream"] = json!(completion.upstream);
         detail["finish"] = json!(format!("{:?}", completion.finish));
-        self.trace(
-            TraceKind::Completion,
-            None,
-            None,
-            None,
-            Some(completion.text.clone()),
-            Some(detail.to_string()),
-        )
-        .await;
+        let event = TurnEvent {
+            turn_id: self.id.clone(),
+            seq: 0,
+            at: chrono::Utc::now().timestamp_millis(),
+            kind: TraceKind::Completion,
+            call_id: None,
+            tool: None,
+            arguments: None,
+            content: Some(completion.text.clone()),
+            detail: Some(detail.to_string()),
+        };
+        // Reasoning is kept beside the completion that produced it (§3.12).
+        let reasoning = completion.reasoning.as_ref().map(|r| r.stored());
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.append_event_with_reasoning(&event, reasoning.as_deref()))
+            .await
+        {
+            warn!(%error, "could not record the turn's trace");
+        }
     }
 
     pub(super) async fn add_usage(&self, usage: &crate::inference::Usage) {
