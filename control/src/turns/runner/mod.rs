@@ -174,6 +174,9 @@ struct Turn<'a> {
     /// Steers from people, and those received but not yet handed over.
     steers: Option<tokio::sync::mpsc::UnboundedReceiver<Steer>>,
     steered: Vec<Steer>,
+    /// What the completion a steer aborted had streamed, for the steer's
+    /// event (§8.2).
+    aborted: Option<crate::inference::Usage>,
 }
 
 impl<'a> Turn<'a> {
@@ -216,6 +219,7 @@ impl<'a> Turn<'a> {
             depth: 0,
             chain_length: 1,
             steered: Vec::new(),
+            aborted: None,
         }
     }
 
@@ -471,18 +475,20 @@ impl<'a> Turn<'a> {
         let mut steers = self.steers.take();
         let call = provider.complete(&request, limits, cancel, &mut observe);
         tokio::pin!(call);
+        // What an aborted completion had streamed, for its event (§8.2).
+        let mut folded = None;
         // A fold (§4.4) or a kill (§7.5) aborts the completion in flight.
         let completed = tokio::select! {
             done = &mut call => Some(done),
             () = fold.arrived(), if absorbing => {
                 abort.cancel();
-                let _ = call.await;
+                folded = Some(aborted_estimate(call.await));
                 None
             }
             Some(steer) = next_steer(&mut steers) => {
                 // A steer aborts the completion in flight (§7.5).
                 abort.cancel();
-                let _ = call.await;
+                self.aborted = aborted_estimate(call.await);
                 self.steers = steers;
                 self.steered.push(steer);
                 self.completions += 1;
@@ -501,7 +507,7 @@ impl<'a> Turn<'a> {
         let _ = self.typing.send(false);
         self.completions += 1;
         let Some(completed) = completed else {
-            self.record_fold().await;
+            self.record_fold(folded.flatten()).await;
             return Ok(None);
         };
         // The first model call is over: absorption ends (§4.4).
@@ -512,8 +518,9 @@ impl<'a> Turn<'a> {
                 self.record_completion(&completion).await;
                 Ok(Some(completion))
             }
-            Err(Failure::Aborted { estimated }) => {
-                self.add_usage(&estimated).await;
+            // An aborted completion reports nothing, and its estimate is in
+            // no total (§8.2).
+            Err(Failure::Aborted { .. }) => {
                 Err(Exit::Provider("the completion was aborted".into()))
             }
             // The provider measured the context too long: exhaustion, not
@@ -538,7 +545,7 @@ impl<'a> Turn<'a> {
         }
     }
 
-    async fn record_fold(&mut self) {
+    async fn record_fold(&mut self, aborted: Option<crate::inference::Usage>) {
         let folded = self.start.fold.take();
         let names: Vec<String> = folded.iter().map(|p| p.id.clone()).collect();
         for post in folded {
@@ -552,13 +559,16 @@ impl<'a> Turn<'a> {
                 self.answers.push(post);
             }
         }
+        // The completion the fold aborted reported nothing: its event
+        // carries an estimate of what it had streamed (§8.2, §4.4).
+        let detail = aborted.map(|usage| json!({"aborted_completion": usage.as_estimate()}).to_string());
         self.trace(
             TraceKind::Fold,
             None,
             None,
             None,
             Some(names.join(", ")),
-            None,
+            detail,
         )
         .await;
         let note = format!(
@@ -789,5 +799,16 @@ impl<'a> Turn<'a> {
         self.services.controls.release(&self.id);
         info!(turn = %self.id, exit = exit.kind(), "turn ended");
         progress
+    }
+}
+
+/// The estimate an aborted completion carries (§8.2); none where the
+/// completion finished before the abort reached it.
+fn aborted_estimate(
+    done: Result<Completion, Failure>,
+) -> Option<crate::inference::Usage> {
+    match done {
+        Err(Failure::Aborted { estimated }) => Some(estimated),
+        _ => None,
     }
 }

@@ -228,7 +228,11 @@ impl Turn<'_> {
     }
 
     pub(super) async fn record_completion(&self, completion: &Completion) {
-        self.add_usage(&completion.usage).await;
+        // A completion the time limit cut reports nothing; its event carries
+        // the estimate, which no total includes (§7.2).
+        if completion.finish != FinishReason::TimeLimit {
+            self.add_usage(&completion.usage).await;
+        }
         let detail = CompletionDetail {
             calls: completion
                 .tool_calls
