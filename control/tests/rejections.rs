@@ -156,7 +156,10 @@ fn s7_1_a_time_limit_cut_is_reported_as_a_time_limit_cut_not_an_output_cut() {
     let output = Rejection::of_cut(&FinishReason::Length, "Half an answ", 600)
         .expect("a cut")
         .feedback();
-    assert!(output.contains("output limit after 12 characters"), "{output}");
+    assert!(
+        output.contains("output limit after 12 characters"),
+        "{output}"
+    );
     let empty = Rejection::of_cut(&FinishReason::TimeLimit, "", 600)
         .expect("a cut")
         .feedback();

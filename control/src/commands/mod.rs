@@ -109,9 +109,7 @@ pub const SERVED: &[&str] = &["stop", "kill", "steer", "resume", "approvals", "q
 /// `/collegium NAME` where this build serves it: the only way a notice or a
 /// status post points a person at a subcommand.
 pub fn pointer(name: &str) -> Option<String> {
-    SERVED
-        .contains(&name)
-        .then(|| format!("/collegium {name}"))
+    SERVED.contains(&name).then(|| format!("/collegium {name}"))
 }
 
 /// The autocomplete hint: every subcommand with its arguments. A custom slash

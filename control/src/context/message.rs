@@ -66,9 +66,9 @@ impl EarlierAction {
             .and_then(|d| serde_json::from_str(d).ok())
             .unwrap_or_default();
         let size = result.content.as_deref().map_or(0, |c| c.chars().count());
-        let line = detail.action.unwrap_or_else(|| {
-            action_line_unrecorded(&tool, detail.replay_line.as_deref(), size)
-        });
+        let line = detail
+            .action
+            .unwrap_or_else(|| action_line_unrecorded(&tool, detail.replay_line.as_deref(), size));
         Self {
             at: result.at,
             tool,
@@ -408,7 +408,9 @@ mod tests {
         assert!(!action.line.contains("launch code"), "{}", action.line);
         assert!(
             action.line.contains("workspace::read notes/plan.md")
-                && action.line.contains(&format!("returned {} characters", said.len())),
+                && action
+                    .line
+                    .contains(&format!("returned {} characters", said.len())),
             "the tool, the gist of its arguments and the outcome: {}",
             action.line
         );

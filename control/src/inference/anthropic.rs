@@ -62,7 +62,9 @@ impl AnthropicWire {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
             // The thinking budget is spent inside max_tokens, which must
             // exceed it: the output ceiling is kept on top of the budget.
-            let output = body["max_tokens"].as_u64().unwrap_or(u64::from(DEFAULT_MAX_TOKENS));
+            let output = body["max_tokens"]
+                .as_u64()
+                .unwrap_or(u64::from(DEFAULT_MAX_TOKENS));
             if output <= u64::from(budget) {
                 body["max_tokens"] = json!(output + u64::from(budget));
             }

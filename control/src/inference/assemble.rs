@@ -312,7 +312,9 @@ mod tests {
     #[test]
     fn s7_2_a_completion_with_neither_text_nor_a_call_is_malformed() {
         let mut a = Assembler::default();
-        a.push(&StreamEvent::Reasoning("Thought, then said nothing.".into()));
+        a.push(&StreamEvent::Reasoning(
+            "Thought, then said nothing.".into(),
+        ));
         a.push(&StreamEvent::Text("  \n".into()));
         a.push(&StreamEvent::Finish(FinishReason::Stop));
         assert_eq!(a.finish().err(), Some(Malformed::Empty));

@@ -188,12 +188,9 @@ impl Provider {
             .as_deref()
             .or(self.config.reasoning_effort.as_deref());
         match self.config.kind {
-            ProviderKind::Anthropic => AnthropicWire::default().body(
-                model,
-                request,
-                self.config.max_output_tokens,
-                effort,
-            ),
+            ProviderKind::Anthropic => {
+                AnthropicWire::default().body(model, request, self.config.max_output_tokens, effort)
+            }
             _ => OpenAiWire::for_provider(&self.config).body(
                 model,
                 request,

@@ -103,7 +103,10 @@ fn render(error: &jsonschema::ValidationError<'_>) -> String {
             format!("{at} is {}; at most {limit} is accepted", error.instance())
         }
         ValidationErrorKind::ExclusiveMaximum { limit } => {
-            format!("{at} is {}; less than {limit} is accepted", error.instance())
+            format!(
+                "{at} is {}; less than {limit} is accepted",
+                error.instance()
+            )
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();

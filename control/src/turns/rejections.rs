@@ -107,10 +107,7 @@ impl Rejection {
 /// kept (§7.1).
 fn cut_off(length: usize, by: CutBy) -> String {
     let (limit, advice) = match by {
-        CutBy::Output => (
-            "the output limit".to_string(),
-            "Answer more briefly.",
-        ),
+        CutBy::Output => ("the output limit".to_string(), "Answer more briefly."),
         CutBy::Time { secs } => (
             format!("the completion time limit of {secs} seconds"),
             "Answer sooner, with less work in one completion.",

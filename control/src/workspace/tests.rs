@@ -56,8 +56,12 @@ fn s6_1_every_escape_is_refused_as_a_result() {
     symlink("/proc/self/fd", dir.path().join("fds")).expect("fd link");
     assert!(refused(read(&ws, "../a.txt", 0, None, true)).contains("climbs with `..`"));
     assert!(refused(read(&ws, "/etc/passwd", 0, None, true)).contains("is an absolute path"));
-    assert!(refused(read(&ws, "out/passwd", 0, None, true)).contains("leads outside your workspace"));
-    assert!(refused(read(&ws, "magic/etc/passwd", 0, None, true)).contains("outside your workspace"));
+    assert!(
+        refused(read(&ws, "out/passwd", 0, None, true)).contains("leads outside your workspace")
+    );
+    assert!(
+        refused(read(&ws, "magic/etc/passwd", 0, None, true)).contains("outside your workspace")
+    );
     assert!(refused(read(&ws, "fds/0", 0, None, true)).contains("outside your workspace"));
     assert!(refused(read(&ws, "alias", 0, None, true)).contains("symbolic link"));
     assert!(refused(write(&ws, "out/evil", "x")).contains("symbolic link"));

@@ -188,10 +188,9 @@ async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking()
             .expect("trace")
             .iter()
             .filter(|e| e.kind.as_str() == "steer")
-            .any(|e| e
-                .detail
-                .as_deref()
-                .is_some_and(|d| d.contains("\"aborted_completion\"") && d.contains("\"estimated\":true"))),
+            .any(|e| e.detail.as_deref().is_some_and(
+                |d| d.contains("\"aborted_completion\"") && d.contains("\"estimated\":true")
+            )),
         "the steer's event carries the aborted completion's estimate"
     );
 }

@@ -372,9 +372,7 @@ async fn s3_12_reasoning_is_stored_beside_the_completion_that_produced_it() {
     h.say("ana", &dm, "what is the answer?").await;
     h.wait_post(&dm, "mira", "It is 42.", since).await;
     let turn = ended_turn(&h, "mira", &dm).await;
-    let stored = store(&h)
-        .completion_reasoning(&turn.id)
-        .expect("reasoning");
+    let stored = store(&h).completion_reasoning(&turn.id).expect("reasoning");
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert!(
         stored[0]

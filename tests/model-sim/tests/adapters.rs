@@ -259,9 +259,24 @@ async fn openrouter_routes_by_preferred_upstreams_and_reports_the_upstream_and_c
 #[tokio::test]
 async fn s3_12_a_models_reasoning_effort_reaches_every_wire_in_its_own_vocabulary() {
     let cases = [
-        (ProviderKind::OpenaiCompatible, "high", "/reasoning_effort", json!("high")),
-        (ProviderKind::Openrouter, "high", "/reasoning/effort", json!("high")),
-        (ProviderKind::Anthropic, "4096", "/thinking/budget_tokens", json!(4096)),
+        (
+            ProviderKind::OpenaiCompatible,
+            "high",
+            "/reasoning_effort",
+            json!("high"),
+        ),
+        (
+            ProviderKind::Openrouter,
+            "high",
+            "/reasoning/effort",
+            json!("high"),
+        ),
+        (
+            ProviderKind::Anthropic,
+            "4096",
+            "/thinking/budget_tokens",
+            json!(4096),
+        ),
     ];
     for (kind, effort, pointer, expected) in cases {
         let sim = start_sim().await;
@@ -648,10 +663,18 @@ async fn s7_2_an_empty_completion_is_retried_as_transport_then_a_semantic_error(
         let sim = start_sim().await;
         sim.sim.script(
             MODEL,
-            vec![Scripted::default(), Scripted::default(), Scripted::default()],
+            vec![
+                Scripted::default(),
+                Scripted::default(),
+                Scripted::default(),
+            ],
         );
         let (result, _) = complete(&provider(kind, &sim.url), &request()).await;
-        assert_eq!(result.expect_err("malformed"), Failure::Malformed(3), "{kind:?}");
+        assert_eq!(
+            result.expect_err("malformed"),
+            Failure::Malformed(3),
+            "{kind:?}"
+        );
     }
 }
 

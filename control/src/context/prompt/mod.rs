@@ -236,7 +236,8 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
             tools = match workspace_tools.as_slice() {
                 [] => String::new(),
                 [one] => format!(" {one} uses this directory."),
-                [first @ .., last] => format!(" {} and {last} use this directory.", first.join(", ")),
+                [first @ .., last] =>
+                    format!(" {} and {last} use this directory.", first.join(", ")),
             }
         );
         if holds_shell {

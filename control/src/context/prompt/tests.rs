@@ -142,7 +142,10 @@ fn s3_8_the_prompt_names_only_the_tools_the_agent_holds() {
         })
     };
     let bare = render_offered(&[]);
-    assert!(!bare.contains("::"), "names a tool it does not hold: {bare}");
+    assert!(
+        !bare.contains("::"),
+        "names a tool it does not hold: {bare}"
+    );
     let reader = render_offered(&[crate::tools::ToolRef::new("workspace", "read")]);
     assert!(
         reader.contains("workspace::read uses this directory."),

@@ -59,7 +59,11 @@ fn s3_8_relief_stands_in_only_results_the_model_has_read() {
     ];
     let relieved = relieve(&mut own, &mut views, 2_000);
     assert_eq!(relieved.stood_in, vec!["c1".to_string()]);
-    assert!(content(&own[1]).starts_with(STAND_IN_MARK), "{}", content(&own[1]));
+    assert!(
+        content(&own[1]).starts_with(STAND_IN_MARK),
+        "{}",
+        content(&own[1])
+    );
     assert!(
         !content(&own[3]).starts_with(STAND_IN_MARK),
         "the fresh batch is never a stand-in: {}",
@@ -89,7 +93,11 @@ fn s3_8_a_stand_in_carries_the_results_reference_and_when_it_was_recorded() {
     let read = views
         .read(&serde_json::json!({"reference": "r1", "offset": 0, "length": whole.len()}))
         .expect("read");
-    assert_eq!(read.split_once('\n').expect("header").1, whole, "the whole result");
+    assert_eq!(
+        read.split_once('\n').expect("header").1,
+        whole,
+        "the whole result"
+    );
 }
 
 #[test]

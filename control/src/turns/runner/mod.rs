@@ -561,7 +561,8 @@ impl<'a> Turn<'a> {
         }
         // The completion the fold aborted reported nothing: its event
         // carries an estimate of what it had streamed (§8.2, §4.4).
-        let detail = aborted.map(|usage| json!({"aborted_completion": usage.as_estimate()}).to_string());
+        let detail =
+            aborted.map(|usage| json!({"aborted_completion": usage.as_estimate()}).to_string());
         self.trace(
             TraceKind::Fold,
             None,
@@ -804,9 +805,7 @@ impl<'a> Turn<'a> {
 
 /// The estimate an aborted completion carries (§8.2); none where the
 /// completion finished before the abort reached it.
-fn aborted_estimate(
-    done: Result<Completion, Failure>,
-) -> Option<crate::inference::Usage> {
+fn aborted_estimate(done: Result<Completion, Failure>) -> Option<crate::inference::Usage> {
     match done {
         Err(Failure::Aborted { estimated }) => Some(estimated),
         _ => None,

@@ -166,8 +166,8 @@ impl Turn<'_> {
     /// (`context::relief`); a turn still over ends (§3.8).
     pub(super) fn relieve_pressure(&mut self) -> Option<Exit> {
         let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
-        let fixed = estimate(&self.seat.system_prompt)
-            + self.window.iter().map(message_cost).sum::<u64>();
+        let fixed =
+            estimate(&self.seat.system_prompt) + self.window.iter().map(message_cost).sum::<u64>();
         let relieved = Pressure {
             own: &mut self.own,
             views: &mut self.views,
