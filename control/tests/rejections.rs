@@ -144,3 +144,28 @@ fn s4_5_every_rejection_says_the_reply_was_not_posted() {
         );
     }
 }
+
+#[test]
+fn s7_1_a_time_limit_cut_is_reported_as_a_time_limit_cut_not_an_output_cut() {
+    use collegium_control::inference::FinishReason;
+    let timed = Rejection::of_cut(&FinishReason::TimeLimit, "Half an answ", 600)
+        .expect("a cut")
+        .feedback();
+    assert!(timed.contains("time limit of 600 seconds"), "{timed}");
+    assert!(!timed.contains("output limit"), "{timed}");
+    let output = Rejection::of_cut(&FinishReason::Length, "Half an answ", 600)
+        .expect("a cut")
+        .feedback();
+    assert!(
+        output.contains("output limit after 12 characters"),
+        "{output}"
+    );
+    let empty = Rejection::of_cut(&FinishReason::TimeLimit, "", 600)
+        .expect("a cut")
+        .feedback();
+    assert!(
+        empty.contains("cut it off before it held anything"),
+        "a cut that kept nothing says so: {empty}"
+    );
+    assert_eq!(Rejection::of_cut(&FinishReason::Stop, "Done.", 600), None);
+}

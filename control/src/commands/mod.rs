@@ -103,6 +103,17 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
 ];
 
+/// The subcommands this build serves (`callbacks/command.rs` dispatches
+/// each); the rest answer that they are not available yet. No text the
+/// framework writes points a person at one this build does not serve (A4).
+pub const SERVED: &[&str] = &["stop", "kill", "steer", "resume", "approvals", "queue"];
+
+/// `/collegium NAME` where this build serves it: the only way a notice or a
+/// status post points a person at a subcommand.
+pub fn pointer(name: &str) -> Option<String> {
+    SERVED.contains(&name).then(|| format!("/collegium {name}"))
+}
+
 /// The autocomplete hint: every subcommand with its arguments. A custom slash
 /// command has one hint line, not a line of help per subcommand as a plugin
 /// would give (the README's operator section says so).
@@ -156,5 +167,14 @@ mod tests {
             callback_url("http://127.0.0.1:8071/"),
             "http://127.0.0.1:8071/mattermost/command"
         );
+    }
+
+    #[test]
+    fn s8_4_a_pointer_names_only_a_served_subcommand() {
+        for name in SERVED {
+            assert!(SUBCOMMANDS.iter().any(|s| s.name == *name), "{name}");
+            assert_eq!(pointer(name), Some(format!("/collegium {name}")));
+        }
+        assert_eq!(pointer("trace"), None, "trace is not served yet");
     }
 }

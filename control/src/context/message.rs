@@ -11,7 +11,10 @@ use std::fmt::Write as _;
 
 use chrono::TimeZone;
 
-use crate::store::{ChannelKind, Millis, ObservedChannel, ObservedPost};
+use crate::store::{ChannelKind, Millis, ObservedChannel, ObservedPost, TurnEvent};
+
+use super::replay::action_line_unrecorded;
+use super::window::ResultDetail;
 
 use super::tokens::estimate;
 use super::window::{author_line, local_time, strip_mentions_of_agents};
@@ -25,6 +28,9 @@ pub const PINS_CAP_TOKENS: u64 = 2_000;
 
 /// How many earlier actions are named (§3.8).
 pub const EARLIER_ACTIONS: usize = 8;
+
+/// The longest earlier-action line.
+const EARLIER_ACTION_CHARS: usize = 200;
 
 /// The longest excerpt of an answered post quoted here; the post itself is
 /// whole in the window or readable by its id.
@@ -45,8 +51,30 @@ pub struct Peer {
 pub struct EarlierAction {
     pub at: Millis,
     pub tool: String,
-    /// The replay line of its result (§3.8).
+    /// What the agent did and what it came to, never what its result said
+    /// (§3.8).
     pub line: String,
+}
+
+impl EarlierAction {
+    /// The earlier action a recorded result stands for.
+    pub fn of_result(result: &TurnEvent) -> Self {
+        let tool = result.tool.clone().unwrap_or_default();
+        let detail: ResultDetail = result
+            .detail
+            .as_deref()
+            .and_then(|d| serde_json::from_str(d).ok())
+            .unwrap_or_default();
+        let size = result.content.as_deref().map_or(0, |c| c.chars().count());
+        let line = detail
+            .action
+            .unwrap_or_else(|| action_line_unrecorded(&tool, detail.replay_line.as_deref(), size));
+        Self {
+            at: result.at,
+            tool,
+            line: line.chars().take(EARLIER_ACTION_CHARS).collect(),
+        }
+    }
 }
 
 pub struct MessageFacts<'a> {
@@ -200,9 +228,8 @@ fn earlier(facts: &MessageFacts<'_>, out: &mut String) {
     for action in facts.earlier_actions.iter().take(EARLIER_ACTIONS) {
         let _ = writeln!(
             out,
-            "- {} {}: {}",
+            "- {} {}",
             local_time(action.at, facts.timezone),
-            action.tool,
             action.line.lines().next().unwrap_or_default()
         );
     }
@@ -340,5 +367,53 @@ mod tests {
         assert!(text.contains("\"Theo said you know\""), "{text}");
         assert!(text.contains("Channel: a direct message (ana, mira)."));
         assert!(text.contains("Pinned posts: none."));
+    }
+
+    fn result_event(content: &str, detail: serde_json::Value) -> TurnEvent {
+        TurnEvent {
+            turn_id: "t1".into(),
+            seq: 3,
+            at: 1_764_504_000_000,
+            kind: crate::store::TraceKind::Result,
+            call_id: Some("call-1-1".into()),
+            tool: Some("workspace::read".into()),
+            arguments: Some(r#"{"path":"notes/plan.md"}"#.into()),
+            content: Some(content.into()),
+            detail: Some(detail.to_string()),
+        }
+    }
+
+    #[test]
+    fn s3_8_earlier_actions_say_what_the_agent_did_never_what_a_result_said() {
+        let said = "The launch code is 0000 and the plan is secret.";
+        let recorded = crate::context::replay::action_line(
+            &crate::status::CallLine {
+                summary: "workspace::read notes/plan.md".into(),
+                disposition: crate::status::Disposition::Done,
+            },
+            None,
+            said.chars().count(),
+        );
+        let action = EarlierAction::of_result(&result_event(
+            said,
+            serde_json::json!({"replay_line": null, "action": recorded}),
+        ));
+        assert!(!action.line.contains("launch code"), "{}", action.line);
+        assert!(
+            action.line.contains("workspace::read notes/plan.md")
+                && action
+                    .line
+                    .contains(&format!("returned {} characters", said.len())),
+            "the tool, the gist of its arguments and the outcome: {}",
+            action.line
+        );
+        // A result recorded before the action was kept is named by its
+        // tool and size alone.
+        let older = EarlierAction::of_result(&result_event(
+            said,
+            serde_json::json!({"replay_line": null}),
+        ));
+        assert!(!older.line.contains("launch code"), "{}", older.line);
+        assert!(older.line.contains("workspace::read"), "{}", older.line);
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod message;
 pub mod prompt;
+pub mod relief;
 pub mod replay;
 pub mod sizing;
 pub mod tokens;

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
+use crate::status::{CallLine, Disposition, render_call};
 use crate::tools::ToolRef;
 
 /// The longest result a later turn reads whole when its tool gave no line.
@@ -26,6 +27,42 @@ pub fn replay_line(tool: &ToolRef, text: &str, tool_line: Option<&str>) -> Strin
     } else {
         text.to_string()
     }
+}
+
+/// What an earlier action says (§3.8): what the agent did — the call as
+/// its tool summarised it (the tool and the gist of its arguments) — and
+/// what it came to. A result that ran is named by the line its tool gave,
+/// else by its size: never by what it said.
+pub fn action_line(call: &CallLine, tool_line: Option<&str>, result_chars: usize) -> String {
+    let came_to = || {
+        tool_line.map_or_else(
+            || format!("returned {} characters", thousands(result_chars)),
+            str::to_string,
+        )
+    };
+    match &call.disposition {
+        Disposition::Done => render_call(&CallLine {
+            summary: call.summary.clone(),
+            disposition: Disposition::Came(came_to()),
+        }),
+        Disposition::Came(note) => render_call(&CallLine {
+            summary: call.summary.clone(),
+            disposition: Disposition::Came(format!("{note}; {}", came_to())),
+        }),
+        _ => render_call(call),
+    }
+}
+
+/// An earlier action recorded before its line was kept: the tool and the
+/// result's size, since its arguments' gist was not recorded.
+pub fn action_line_unrecorded(tool: &str, tool_line: Option<&str>, result_chars: usize) -> String {
+    render_call(&CallLine {
+        summary: tool.to_string(),
+        disposition: Disposition::Came(tool_line.map_or_else(
+            || format!("returned {} characters", thousands(result_chars)),
+            str::to_string,
+        )),
+    })
 }
 
 /// A result seen before in this turn.

@@ -58,7 +58,6 @@ fn seat(
     let held = account(boot, &agent.username)?;
     let declared = config.agents.iter().find(|a| a.username == agent.username);
     let own_prompt = own_prompt(boot.loaded, &agent.username)?;
-    let has = |namespace: &str| tools.iter().any(|t| t.namespace == namespace);
     let prompt = system_prompt(&PromptFacts {
         agent,
         offered: &tools,
@@ -71,9 +70,6 @@ fn seat(
         workspaces_root: &config.deployment.workspaces_root,
         homes_root: &config.deployment.homes_root,
         shell_commands: &shell_commands(&boot.workers, &agent.username),
-        holds_memory: has("memory"),
-        holds_workspace: has("workspace"),
-        holds_shell: has("shell"),
     });
     Ok(Seat {
         agent: agent.clone(),

@@ -39,6 +39,7 @@ impl AnthropicWire {
         model: &str,
         request: &CompletionRequest,
         max_output_tokens: Option<u32>,
+        reasoning_effort: Option<&str>,
     ) -> Value {
         let mut body = json!({
             "model": model,
@@ -57,12 +58,16 @@ impl AnthropicWire {
                 .collect();
         }
         // Anthropic's vocabulary for reasoning effort is a thinking budget.
-        if let Some(budget) = request
-            .reasoning_effort
-            .as_deref()
-            .and_then(|e| e.parse::<u32>().ok())
-        {
+        if let Some(budget) = reasoning_effort.and_then(|e| e.parse::<u32>().ok()) {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+            // The thinking budget is spent inside max_tokens, which must
+            // exceed it: the output ceiling is kept on top of the budget.
+            let output = body["max_tokens"]
+                .as_u64()
+                .unwrap_or(u64::from(DEFAULT_MAX_TOKENS));
+            if output <= u64::from(budget) {
+                body["max_tokens"] = json!(output + u64::from(budget));
+            }
         }
         body
     }

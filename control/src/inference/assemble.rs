@@ -36,6 +36,9 @@ pub struct Assembler {
 pub enum Malformed {
     CallWithoutId,
     CallWithoutName,
+    /// A finished completion carrying neither text nor a call: a delivery
+    /// the provider got wrong, retried as transport (§7.2).
+    Empty,
 }
 
 impl Assembler {
@@ -169,7 +172,7 @@ impl Assembler {
         } else {
             FinishReason::ToolCalls
         });
-        Ok(Completion {
+        let completion = Completion {
             text: self.text,
             tool_calls,
             reasoning,
@@ -179,7 +182,17 @@ impl Assembler {
             upstream: self.upstream,
             leaked,
             retries: 0,
-        })
+        };
+        // A completion a limit cut is no delivery fault: it is fed back as
+        // a cut, which says when it kept nothing (§7.1).
+        let cut = matches!(
+            completion.finish,
+            FinishReason::Length | FinishReason::TimeLimit
+        );
+        if completion.is_empty() && !cut {
+            return Err(Malformed::Empty);
+        }
+        Ok(completion)
     }
 }
 
@@ -281,6 +294,7 @@ mod tests {
             serde_json::json!({"type": "reasoning.encrypted", "data": "x", "index": 1}),
         ]);
         a.push(&StreamEvent::Reasoning("Weigh it.".into()));
+        a.push(&StreamEvent::Text("Weighed.".into()));
         let Some(Reasoning {
             replay: ReasoningReplay::Details(details),
             ..
@@ -293,5 +307,20 @@ mod tests {
             details[0],
             serde_json::json!({"type": "reasoning.text", "text": "Weigh it.", "index": 0, "signature": "sig"})
         );
+    }
+
+    #[test]
+    fn s7_2_a_completion_with_neither_text_nor_a_call_is_malformed() {
+        let mut a = Assembler::default();
+        a.push(&StreamEvent::Reasoning(
+            "Thought, then said nothing.".into(),
+        ));
+        a.push(&StreamEvent::Text("  \n".into()));
+        a.push(&StreamEvent::Finish(FinishReason::Stop));
+        assert_eq!(a.finish().err(), Some(Malformed::Empty));
+        // A cut that kept nothing is a cut, fed back as one (§7.1).
+        let mut cut = Assembler::default();
+        cut.push(&StreamEvent::Finish(FinishReason::Length));
+        assert!(cut.finish().is_ok_and(|c| c.is_empty()));
     }
 }

@@ -36,6 +36,19 @@ pub struct Usage {
     pub cost_micro_usd: Option<i64>,
 }
 
+impl Usage {
+    /// An estimate as an event records it: marked as one, since no total
+    /// counts it (§7.2, §8.2).
+    pub fn as_estimate(&self) -> serde_json::Value {
+        serde_json::json!({
+            "estimated": true,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        })
+    }
+}
+
 /// Why a completion stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FinishReason {

@@ -47,6 +47,7 @@ impl OpenAiWire {
         model: &str,
         request: &CompletionRequest,
         max_output_tokens: Option<u32>,
+        reasoning_effort: Option<&str>,
     ) -> Value {
         let mut messages = vec![json!({"role": "system", "content": request.system})];
         messages.extend(request.messages.iter().map(|m| self.message(m)));
@@ -73,7 +74,7 @@ impl OpenAiWire {
             };
             body[key] = json!(max);
         }
-        if let Some(effort) = &request.reasoning_effort {
+        if let Some(effort) = reasoning_effort {
             if self.openrouter {
                 body["reasoning"] = json!({"effort": effort});
             } else {

@@ -30,6 +30,10 @@ pub struct ProviderConfig {
     /// The provider's own name for the model.
     pub model: String,
     pub max_output_tokens: Option<u32>,
+    /// The model ref's reasoning effort in the provider's own vocabulary,
+    /// stated on every request (§3.12); unset, the provider's default
+    /// stands.
+    pub reasoning_effort: Option<String>,
 }
 
 impl ProviderConfig {
@@ -44,6 +48,7 @@ impl ProviderConfig {
             api_key,
             model: model.model.clone(),
             max_output_tokens: model.max_output_tokens,
+            reasoning_effort: model.reasoning_effort.clone(),
         }
     }
 
@@ -176,14 +181,21 @@ impl Provider {
 
     fn body(&self, request: &CompletionRequest) -> serde_json::Value {
         let model = &self.config.model;
+        // The configured effort holds for every completion of this model; a
+        // request that names its own overrides it (§3.12).
+        let effort = request
+            .reasoning_effort
+            .as_deref()
+            .or(self.config.reasoning_effort.as_deref());
         match self.config.kind {
             ProviderKind::Anthropic => {
-                AnthropicWire::default().body(model, request, self.config.max_output_tokens)
+                AnthropicWire::default().body(model, request, self.config.max_output_tokens, effort)
             }
             _ => OpenAiWire::for_provider(&self.config).body(
                 model,
                 request,
                 self.config.max_output_tokens,
+                effort,
             ),
         }
     }
@@ -284,8 +296,14 @@ impl Provider {
             .headers(self.headers())
             .json(body)
             .send();
+        // Until the connection stands, the connect timeout bounds the wait
+        // and names its own cause; the idle timeout counts from there, so a
+        // connection still being made is never "the provider went quiet"
+        // (§7.1). The connect phase is not visible from here, so the idle
+        // wait for the response's head starts with the connect timeout.
+        let head_wait = limits.idle_timeout + self.policy.connect_timeout;
         let response = tokio::select! {
-            result = tokio::time::timeout(limits.idle_timeout, send) => match result {
+            result = tokio::time::timeout(head_wait, send) => match result {
                 Err(_) => return Err(AttemptError::Retry { cause: TransportCause::Quiet, wait: None }),
                 Ok(Err(error)) => return Err(AttemptError::Retry { cause: transport_cause(&error), wait: None }),
                 Ok(Ok(response)) => response,
@@ -457,8 +475,10 @@ fn transport_cause(error: &reqwest::Error) -> TransportCause {
         }
         text.to_lowercase()
     };
-    if error.is_timeout() {
+    if error.is_connect() && error.is_timeout() {
         TransportCause::ConnectTimeout
+    } else if error.is_timeout() {
+        TransportCause::Quiet
     } else if chain.contains("dns error")
         || chain.contains("failed to lookup address")
         || chain.contains("name or service not known")

@@ -78,6 +78,22 @@ pub enum ReasoningReplay {
     ThinkingBlocks(Vec<Value>),
 }
 
+impl Reasoning {
+    /// The form stored beside its completion (§3.12): the text and what the
+    /// provider needs to continue from it, exactly as received. It goes to
+    /// the store's private column and nowhere else.
+    pub fn stored(&self) -> String {
+        let replay = match &self.replay {
+            ReasoningReplay::Content => serde_json::json!({"content": true}),
+            ReasoningReplay::Details(details) => serde_json::json!({"details": details}),
+            ReasoningReplay::ThinkingBlocks(blocks) => {
+                serde_json::json!({"thinking_blocks": blocks})
+            }
+        };
+        serde_json::json!({"text": self.text, "replay": replay}).to_string()
+    }
+}
+
 impl std::fmt::Debug for Reasoning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

@@ -5,8 +5,8 @@
 //! the turn ran and who ended it where a person did. Posting and editing it
 //! land with the turn runner.
 
-/// The longest line a call renders; the whole arguments are in
-/// `/collegium trace`.
+/// The longest line a call renders; the whole arguments are in the turn's
+/// trace.
 pub const LINE_CAP: usize = 200;
 
 /// How a call came out.
@@ -126,8 +126,11 @@ pub fn render_body(lines: &[String], closing: Option<&str>, limit: usize) -> Str
 /// The line that stands for the `dropped` oldest lines; none for none.
 fn earlier_lines(dropped: usize) -> Option<String> {
     (dropped > 0).then(|| {
+        let whole = crate::commands::pointer("trace")
+            .map(|trace| format!("; all are in {trace}"))
+            .unwrap_or_default();
         format!(
-            "… {dropped} earlier line{} not shown; all are in /collegium trace",
+            "… {dropped} earlier line{} not shown{whole}",
             if dropped == 1 { "" } else { "s" }
         )
     })
@@ -242,5 +245,19 @@ mod tests {
             ),
             "Stopped by @ana after 45s."
         );
+    }
+
+    #[test]
+    fn s8_1_a_long_status_post_points_at_no_command_this_build_does_not_serve() {
+        let lines: Vec<String> = (0..50).map(|i| format!("• call {i}")).collect();
+        let body = render_body(&lines, None, 200);
+        assert!(body.contains("earlier lines not shown"), "{body}");
+        for (at, _) in body.match_indices("/collegium ") {
+            let name: String = body[at + "/collegium ".len()..]
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect();
+            assert!(crate::commands::SERVED.contains(&name.as_str()), "{body}");
+        }
     }
 }

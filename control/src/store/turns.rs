@@ -134,14 +134,24 @@ impl Store {
 
     /// Appends an entry to the turn's trace; its `seq` is the next.
     pub fn append_event(&self, event: &TurnEvent) -> Result<i64, StoreError> {
+        self.append_event_with_reasoning(event, None)
+    }
+
+    /// Appends an event with the private reasoning of the completion it
+    /// records, kept beside it and read by nothing that shows it (§3.12).
+    pub fn append_event_with_reasoning(
+        &self,
+        event: &TurnEvent,
+        reasoning: Option<&str>,
+    ) -> Result<i64, StoreError> {
         let seq: i64 = self.conn.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_events WHERE turn_id = ?1",
             params![event.turn_id],
             |row| row.get(0),
         )?;
         self.conn.execute(
-            "INSERT INTO turn_events (turn_id, seq, at, kind, call_id, tool, arguments, content, detail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO turn_events (turn_id, seq, at, kind, call_id, tool, arguments, content, detail, reasoning)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 event.turn_id,
                 seq,
@@ -152,6 +162,7 @@ impl Store {
                 event.arguments,
                 event.content,
                 event.detail,
+                reasoning,
             ],
         )?;
         if event.kind == TraceKind::Steer {
@@ -163,6 +174,18 @@ impl Store {
             )?;
         }
         Ok(seq)
+    }
+
+    /// The stored reasoning of a turn's completions, in order: for checking
+    /// that it is kept beside its completion (§3.12), never for showing.
+    pub fn completion_reasoning(&self, turn_id: &str) -> Result<Vec<Option<String>>, StoreError> {
+        let mut statement = self.conn.prepare_cached(
+            "SELECT reasoning FROM turn_events WHERE turn_id = ?1 AND kind = 'completion' ORDER BY seq",
+        )?;
+        let rows = statement
+            .query_map(params![turn_id], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
     }
 
     /// A turn's trace, in order.

@@ -12,11 +12,15 @@ use jsonschema::paths::LocationSegment;
 use serde_json::{Map, Value};
 
 /// Keywords that bound a value's size, moved into its description for the
-/// provider.
-const SIZE_BOUNDS: [(&str, &str); 3] = [
+/// provider. A number's `maximum` is one too: a length or a count asked
+/// for, which a decoder held to it would lower to fit, and the lowered
+/// value would then pass (§7.2).
+const SIZE_BOUNDS: [(&str, &str); 5] = [
     ("maxLength", "characters"),
     ("maxItems", "items"),
     ("maxProperties", "entries"),
+    ("maximum", ""),
+    ("exclusiveMaximum", ""),
 ];
 
 /// Arguments the tool may run with.
@@ -95,6 +99,15 @@ fn render(error: &jsonschema::ValidationError<'_>) -> String {
             "{at} has {} entries; at most {limit} are accepted",
             error.instance().as_object().map_or(0, Map::len)
         ),
+        ValidationErrorKind::Maximum { limit } => {
+            format!("{at} is {}; at most {limit} is accepted", error.instance())
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            format!(
+                "{at} is {}; less than {limit} is accepted",
+                error.instance()
+            )
+        }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
             if path.is_empty() {
@@ -124,7 +137,7 @@ pub fn provider_schema(schema: &Value) -> Value {
             let mut stated = Vec::new();
             for (key, value) in map {
                 match SIZE_BOUNDS.iter().find(|(bound, _)| bound == key) {
-                    Some((_, unit)) => stated.push(format!("At most {value} {unit}.")),
+                    Some((bound, unit)) => stated.push(stated_bound(bound, value, unit)),
                     // A map of property names to schemas: a property may be
                     // called `maxLength` without being a bound.
                     None if key == "properties" => {
@@ -150,6 +163,15 @@ pub fn provider_schema(schema: &Value) -> Value {
     }
 }
 
+/// A size bound as the description states it.
+fn stated_bound(bound: &str, value: &Value, unit: &str) -> String {
+    match (bound, unit) {
+        ("exclusiveMaximum", _) => format!("Less than {value}."),
+        (_, "") => format!("At most {value}."),
+        _ => format!("At most {value} {unit}."),
+    }
+}
+
 fn named_schemas(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
@@ -158,5 +180,78 @@ fn named_schemas(value: &Value) -> Value {
                 .collect(),
         ),
         other => provider_schema(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{Registry, ToolRef};
+
+    /// Every key in `schema` that would bind the provider's decoding to a
+    /// size, wherever it sits (a property may be named like one).
+    fn bounds_in(schema: &Value, found: &mut Vec<String>) {
+        match schema {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key == "properties" {
+                        if let Value::Object(properties) = value {
+                            properties.values().for_each(|p| bounds_in(p, found));
+                        }
+                        continue;
+                    }
+                    if SIZE_BOUNDS.iter().any(|(bound, _)| bound == key) {
+                        found.push(key.clone());
+                    }
+                    bounds_in(value, found);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| bounds_in(i, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn s7_2_no_size_bound_reaches_the_provider_as_a_schema_bound() {
+        let registry = Registry::framework();
+        for toolset in registry.toolsets() {
+            for tool in &toolset.tools {
+                let Some(schema) = &tool.parameters else {
+                    continue;
+                };
+                let mut found = Vec::new();
+                bounds_in(&provider_schema(schema), &mut found);
+                assert!(
+                    found.is_empty(),
+                    "{}::{} sends {found:?}",
+                    toolset.namespace,
+                    tool.name
+                );
+            }
+        }
+        let read = registry
+            .tool(&ToolRef::new("results", "read"))
+            .and_then(|t| t.parameters.clone())
+            .expect("results::read is declared with parameters");
+        let sent = provider_schema(&read);
+        let length = sent["properties"]["length"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(length.contains("At most 20000."), "{length}");
+    }
+
+    #[test]
+    fn s7_2_a_length_over_its_bound_is_refused_stating_the_length_received() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"length": {"type": "integer", "maximum": 20000}}
+        });
+        let refused = accept(&schema, r#"{"length": 50000}"#).expect_err("refused");
+        assert_eq!(
+            refused,
+            ArgumentError::Refused(vec![
+                "`length` is 50000; at most 20000 is accepted".to_string()
+            ])
+        );
     }
 }

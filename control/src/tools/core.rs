@@ -19,20 +19,30 @@ const MATCHES_PER_PHRASE: usize = 20;
 /// Characters shown either side of a match.
 const MATCH_CONTEXT: usize = 60;
 
+/// Characters a shortened view keeps at the least; below it a result shows
+/// only its size and its reference (§3.8).
+pub const VIEW_FLOOR_CHARS: usize = 400;
+
 /// One result the turn recorded whole.
 #[derive(Debug, Clone)]
 struct Kept {
-    reference: String,
+    /// The call that returned it, so relief finds the whole result behind
+    /// what the context shows of it (§3.8).
+    call_id: String,
+    /// Set once the result is shown in part or stood in for: only then does
+    /// the model need a way back to it.
+    reference: Option<String>,
     tool: String,
     text: String,
     recorded_at: i64,
 }
 
-/// The turn's results, whole, by reference. A reference lasts as long as
-/// the turn (§3.8).
+/// The turn's results, whole, by call and by reference. A reference lasts
+/// as long as the turn (§3.8).
 #[derive(Debug, Default)]
 pub struct ResultViews {
     kept: Vec<Kept>,
+    references: usize,
 }
 
 /// How a result enters the context.
@@ -47,39 +57,118 @@ pub struct View {
 }
 
 impl ResultViews {
-    /// Keeps `text` and returns how it enters the context: whole when it
-    /// fits `limit` characters, else its first part and the line that says
-    /// where the rest is.
+    /// Keeps `text` whole and returns how it enters the context: whole when
+    /// it fits `limit` characters, else its first part and the line that
+    /// says where the rest is.
     pub fn enter(
         &mut self,
+        call_id: &str,
         tool: &str,
         text: &str,
         recorded_at: i64,
         limit: usize,
         timezone: chrono_tz::Tz,
     ) -> View {
-        let whole = text.chars().count();
+        self.kept.push(Kept {
+            call_id: call_id.to_string(),
+            reference: None,
+            tool: tool.to_string(),
+            text: text.to_string(),
+            recorded_at,
+        });
+        let index = self.kept.len() - 1;
+        self.view_of(index, limit, timezone)
+    }
+
+    /// The result of `call_id` shown in at most `limit` characters, with
+    /// its reference where it does not fit; `None` for a call whose result
+    /// was not kept.
+    pub fn view(&mut self, call_id: &str, limit: usize, timezone: chrono_tz::Tz) -> Option<View> {
+        let index = self.index_of(call_id)?;
+        Some(self.view_of(index, limit, timezone))
+    }
+
+    /// The one line that stands in for a result the model has already read:
+    /// its tool, size, when it was recorded and its reference (§3.8). A
+    /// result the turn did not keep (a refusal, a denial) is kept now as
+    /// the context shows it, so it too stays readable.
+    pub fn stand_in(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        shown: &str,
+        recorded_at: i64,
+        timezone: chrono_tz::Tz,
+    ) -> String {
+        let index = self.index_of(call_id).unwrap_or_else(|| {
+            self.kept.push(Kept {
+                call_id: call_id.to_string(),
+                reference: None,
+                tool: tool.to_string(),
+                text: shown.to_string(),
+                recorded_at,
+            });
+            self.kept.len() - 1
+        });
+        let reference = self.reference_of(index);
+        let kept = &self.kept[index];
+        format!(
+            "{STAND_IN_MARK} a result of {}, {} characters, recorded at {}, already read. \
+             results::read with reference \"{reference}\" reads it again.]",
+            kept.tool,
+            kept.text.chars().count(),
+            clock(kept.recorded_at, timezone),
+        )
+    }
+
+    /// Whether the result of `call_id` is kept whole.
+    pub fn holds(&self, call_id: &str) -> bool {
+        self.index_of(call_id).is_some()
+    }
+
+    fn index_of(&self, call_id: &str) -> Option<usize> {
+        self.kept.iter().position(|k| k.call_id == call_id)
+    }
+
+    fn reference_of(&mut self, index: usize) -> String {
+        if let Some(reference) = &self.kept[index].reference {
+            return reference.clone();
+        }
+        self.references += 1;
+        let reference = format!("r{}", self.references);
+        self.kept[index].reference = Some(reference.clone());
+        reference
+    }
+
+    /// A kept result in at most `limit` characters: whole, its first part
+    /// and the line saying where the rest is, or below the floor only its
+    /// size and its reference (§3.8).
+    fn view_of(&mut self, index: usize, limit: usize, timezone: chrono_tz::Tz) -> View {
+        let whole = self.kept[index].text.chars().count();
         if whole <= limit {
             return View {
-                text: text.to_string(),
+                text: self.kept[index].text.clone(),
                 reference: None,
                 shown: whole,
                 whole,
             };
         }
-        let reference = format!("r{}", self.kept.len() + 1);
-        self.kept.push(Kept {
-            reference: reference.clone(),
-            tool: tool.to_string(),
-            text: text.to_string(),
-            recorded_at,
-        });
-        let first: String = text.chars().take(limit).collect();
-        let when = timezone
-            .timestamp_millis_opt(recorded_at)
-            .single()
-            .map(|t| t.format("%H:%M:%S").to_string())
-            .unwrap_or_default();
+        let reference = self.reference_of(index);
+        let kept = &self.kept[index];
+        let when = clock(kept.recorded_at, timezone);
+        if limit < VIEW_FLOOR_CHARS {
+            return View {
+                text: format!(
+                    "[A result of {}, {whole} characters, recorded at {when}, not shown for want of room. \
+                     results::read with reference \"{reference}\" reads it from any offset or finds phrases.]",
+                    kept.tool
+                ),
+                reference: Some(reference),
+                shown: 0,
+                whole,
+            };
+        }
+        let first: String = kept.text.chars().take(limit).collect();
         View {
             text: format!(
                 "{first}\n[Shown: the first {limit} of {whole} characters, recorded at {when}. \
@@ -91,29 +180,21 @@ impl ResultViews {
         }
     }
 
-    /// Keeps a result already in context whole, so relief under pressure
-    /// can replace it with a line and it stays readable (§3.8).
-    pub fn keep(&mut self, tool: &str, text: &str, recorded_at: i64) -> String {
-        if let Some(found) = self.kept.iter().find(|k| k.text == text && k.tool == tool) {
-            return found.reference.clone();
-        }
-        let reference = format!("r{}", self.kept.len() + 1);
-        self.kept.push(Kept {
-            reference: reference.clone(),
-            tool: tool.to_string(),
-            text: text.to_string(),
-            recorded_at,
-        });
-        reference
-    }
-
     /// `results::read`: a refusal the model reads where the reference or
     /// the arguments do not fit.
     pub fn read(&self, arguments: &serde_json::Value) -> Result<String, String> {
         let args: ReadArguments = serde_json::from_value(arguments.clone())
             .map_err(|e| format!("the arguments were refused: {e}"))?;
-        let Some(kept) = self.kept.iter().find(|k| k.reference == args.reference) else {
-            let known: Vec<&str> = self.kept.iter().map(|k| k.reference.as_str()).collect();
+        let Some(kept) = self
+            .kept
+            .iter()
+            .find(|k| k.reference.as_deref() == Some(args.reference.as_str()))
+        else {
+            let known: Vec<&str> = self
+                .kept
+                .iter()
+                .filter_map(|k| k.reference.as_deref())
+                .collect();
             return Err(if known.is_empty() {
                 format!(
                     "There is no result \"{}\" in this turn: no result of this turn was shown in part.",
@@ -128,7 +209,7 @@ impl ResultViews {
             });
         };
         if !args.find.is_empty() {
-            return Ok(find(kept, &args.find));
+            return Ok(find(&args.reference, kept, &args.find));
         }
         let chars: Vec<char> = kept.text.chars().collect();
         let whole = chars.len();
@@ -136,7 +217,7 @@ impl ResultViews {
         if offset >= whole {
             return Err(format!(
                 "The offset {offset} is past the end: \"{}\" holds {whole} characters.",
-                kept.reference
+                args.reference
             ));
         }
         let length = args.length.unwrap_or(READ_DEFAULT_CHARS);
@@ -144,7 +225,7 @@ impl ResultViews {
         let part: String = chars[offset..end].iter().collect();
         let mut out = format!(
             "[{} from {}: characters {offset} to {end} of {whole}",
-            kept.reference, kept.tool
+            args.reference, kept.tool
         );
         if end < whole {
             let _ = write!(out, "; read on from offset {end}");
@@ -157,9 +238,21 @@ impl ResultViews {
     pub fn recorded_at(&self, reference: &str) -> Option<i64> {
         self.kept
             .iter()
-            .find(|k| k.reference == reference)
+            .find(|k| k.reference.as_deref() == Some(reference))
             .map(|k| k.recorded_at)
     }
+}
+
+/// How a stand-in opens, so relief knows a result it has already replaced.
+pub const STAND_IN_MARK: &str = "[Stand-in:";
+
+/// When a result was recorded, as a clock time in the operator's timezone.
+fn clock(at: i64, timezone: chrono_tz::Tz) -> String {
+    timezone
+        .timestamp_millis_opt(at)
+        .single()
+        .map(|t| t.format("%H:%M:%S").to_string())
+        .unwrap_or_default()
 }
 
 #[derive(Deserialize)]
@@ -174,7 +267,7 @@ struct ReadArguments {
 
 /// Each phrase with the character offsets it occurs at, case-insensitively,
 /// and a little text around each.
-fn find(kept: &Kept, phrases: &[String]) -> String {
+fn find(reference: &str, kept: &Kept, phrases: &[String]) -> String {
     let chars: Vec<char> = kept.text.chars().collect();
     let lowered: Vec<char> = chars
         .iter()
@@ -182,7 +275,7 @@ fn find(kept: &Kept, phrases: &[String]) -> String {
         .collect();
     let mut out = format!(
         "[{} from {}: {} characters]\n",
-        kept.reference,
+        reference,
         kept.tool,
         chars.len()
     );
@@ -250,6 +343,7 @@ mod tests {
         assert!(text.len() > 200_000);
         let mut views = ResultViews::default();
         let view = views.enter(
+            "c1",
             "fixture::read",
             &text,
             0,
@@ -282,12 +376,12 @@ mod tests {
     #[test]
     fn s3_8_an_unknown_reference_names_the_ones_held() {
         let mut views = ResultViews::default();
-        views.enter("t::x", &"x".repeat(20), 0, 10, chrono_tz::Tz::UTC);
+        views.enter("c1", "t::x", &"x".repeat(20), 0, 10, chrono_tz::Tz::UTC);
         let refused = views
             .read(&json!({"reference": "r9"}))
             .expect_err("refused");
         assert!(refused.contains("r1"), "{refused}");
-        let short = views.enter("t::x", "short", 0, 10, chrono_tz::Tz::UTC);
+        let short = views.enter("c2", "t::x", "short", 0, 10, chrono_tz::Tz::UTC);
         assert_eq!(short.reference, None, "a short result enters whole");
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::context::message::{self, EarlierAction, MessageFacts, Peer};
-use crate::context::window::{self, PreviousTurn, ResultDetail, Window, WindowRequest};
+use crate::context::window::{self, PreviousTurn, Window, WindowRequest};
 use crate::inference::Message;
 use crate::store::{AuthorKind, Millis, ObservedChannel, ObservedPost, StoreError, TraceKind};
 use crate::tools::ToolRef;
@@ -139,8 +139,7 @@ pub async fn assemble(
 }
 
 /// The agent's own calls in the channel older than the window, newest
-/// first, as replay lines: what it did, never what a result said at length
-/// (§3.8).
+/// first: what it did, never what a result said (§3.8).
 fn earlier_actions(
     store: &crate::store::Store,
     agent: &str,
@@ -154,26 +153,7 @@ fn earlier_actions(
     let mut actions: Vec<EarlierAction> = events
         .iter()
         .filter(|e| e.kind == TraceKind::Result)
-        .map(|e| {
-            let tool = e.tool.clone().unwrap_or_default();
-            let detail: ResultDetail = e
-                .detail
-                .as_deref()
-                .and_then(|d| serde_json::from_str(d).ok())
-                .unwrap_or_default();
-            let tool_ref = crate::tools::framework::parse_tool_ref(&tool)
-                .unwrap_or_else(|| ToolRef::new("unknown", "tool"));
-            let line = crate::context::replay::replay_line(
-                &tool_ref,
-                e.content.as_deref().unwrap_or_default(),
-                detail.replay_line.as_deref(),
-            );
-            EarlierAction {
-                at: e.at,
-                tool,
-                line: line.chars().take(200).collect(),
-            }
-        })
+        .map(EarlierAction::of_result)
         .collect();
     actions.reverse();
     actions.truncate(message::EARLIER_ACTIONS);

@@ -224,10 +224,18 @@ pub fn plan(services: &Services, seat: &Seat, call: &ToolCall) -> Planned {
         // do with a person's answer is not settled (docs/spec-findings.md).
         return refused(
             Outcome::Refused {
-                text: format!(
-                    "The call did not run: {tool} declares a question, and only ask::human \
-                     may ask a person one. Use ask::human."
-                ),
+                text: if seat.held.contains(&ToolRef::new("ask", "human")) {
+                    format!(
+                        "The call did not run: {tool} declares a question, and only ask::human \
+                         may ask a person one. Use ask::human."
+                    )
+                } else {
+                    // Naming ask::human here would point at a tool the agent cannot call (A4).
+                    format!(
+                        "The call did not run: {tool} declares a question, and no tool you \
+                         hold may ask a person one."
+                    )
+                },
                 reason: "only ask::human may ask a person".into(),
             },
             Some(tool.clone()),
@@ -408,9 +416,9 @@ async fn run_workspace(
         .workspaces_root
         .join(&scope.seat.agent.username);
     let caps = crate::workspace::Caps::from_settings(scope.seat.agent.settings.get("workspace"));
-    let (name, arguments) = (tool.tool.clone(), value.clone());
+    let (name, arguments, held) = (tool.tool.clone(), value.clone(), scope.seat.held.clone());
     let served = tokio::task::spawn_blocking(move || {
-        crate::workspace::serve(&root, &name, &arguments, &caps)
+        crate::workspace::serve(&root, &name, &arguments, &caps, &held)
     })
     .await;
     executed(match served {

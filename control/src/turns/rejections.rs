@@ -6,6 +6,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::inference::FinishReason;
+
 /// Why a reply was not posted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
@@ -22,8 +24,8 @@ pub enum Rejection {
     /// A tool call written as text, recognised by the inference adapter.
     CallAsProse,
     /// The output stopped at its token or time limit (§7.1): never posted
-    /// as if it were whole.
-    CutOff { length: usize },
+    /// as if it were whole, and named by the limit that cut it.
+    CutOff { length: usize, by: CutBy },
     /// The reply hands work to a colleague, and the work has reached the
     /// delegation (depth) or chain limit (§7.4).
     LimitReached { what: String },
@@ -59,10 +61,7 @@ impl Rejection {
                 "Your reply was not posted: one line makes up most of it, repeated {times} times. \
                  Write the reply you mean to send."
             ),
-            Self::CutOff { length } => format!(
-                "Your reply was not posted: it was cut off at the output limit after {length} \
-                 characters, so it is incomplete. Answer more briefly."
-            ),
+            Self::CutOff { length, by } => cut_off(*length, *by),
             Self::LimitReached { what } => format!(
                 "Your reply was not posted: it hands work to a colleague, and this work has \
                  reached {what}. Reply without addressing a colleague, and say that a person \
@@ -74,6 +73,53 @@ impl Rejection {
                     .into()
             }
         }
+    }
+}
+
+/// Which limit stopped a completion before the model finished (§7.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutBy {
+    /// The provider's output ceiling.
+    Output,
+    /// The agent's completion time limit, in seconds.
+    Time { secs: u32 },
+}
+
+impl Rejection {
+    /// The rejection a completion cut at a limit owes, naming which limit
+    /// cut it; `None` for one the model finished (§7.1).
+    pub fn of_cut(finish: &FinishReason, text: &str, time_limit_secs: u32) -> Option<Self> {
+        let by = match finish {
+            FinishReason::Length => CutBy::Output,
+            FinishReason::TimeLimit => CutBy::Time {
+                secs: time_limit_secs,
+            },
+            _ => return None,
+        };
+        Some(Self::CutOff {
+            length: text.chars().count(),
+            by,
+        })
+    }
+}
+
+/// What the model reads of a cut: which limit, and whether anything was
+/// kept (§7.1).
+fn cut_off(length: usize, by: CutBy) -> String {
+    let (limit, advice) = match by {
+        CutBy::Output => ("the output limit".to_string(), "Answer more briefly."),
+        CutBy::Time { secs } => (
+            format!("the completion time limit of {secs} seconds"),
+            "Answer sooner, with less work in one completion.",
+        ),
+    };
+    if length == 0 {
+        format!("Your reply was not posted: {limit} cut it off before it held anything. {advice}")
+    } else {
+        format!(
+            "Your reply was not posted: it was cut off at {limit} after {length} characters, \
+             so it is incomplete. {advice}"
+        )
     }
 }
 

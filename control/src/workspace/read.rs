@@ -15,12 +15,15 @@ pub const READ_MAX: usize = 20_000;
 pub const FILE_MAX: u64 = 16 * 1024 * 1024;
 
 /// Characters `offset..offset + length` of a text file, saying where the
-/// window sits in the whole so nothing reads as complete that is not.
+/// window sits in the whole so nothing reads as complete that is not. A
+/// file too large to read points at `workspace::grep` only for an agent
+/// that holds it.
 pub fn read(
     workspace: &Workspace,
     path: &str,
     offset: usize,
     length: Option<usize>,
+    grep_held: bool,
 ) -> Result<String, Refusal> {
     let file = workspace.open_beneath(path, OFlags::RDONLY, Mode::empty())?;
     let status = rustix::fs::fstat(&file).map_err(|e| Refusal(format!("`{path}`: {e}")))?;
@@ -29,8 +32,13 @@ pub fn read(
     }
     let size = u64::try_from(status.st_size).unwrap_or(0);
     if size > FILE_MAX {
+        let search = if grep_held {
+            "; search it with workspace::grep"
+        } else {
+            ""
+        };
         return Err(Refusal(format!(
-            "`{path}` is {size} bytes, over the {FILE_MAX} this tool reads; search it with workspace::grep."
+            "`{path}` is {size} bytes, over the {FILE_MAX} this tool reads{search}."
         )));
     }
     let mut bytes = Vec::new();

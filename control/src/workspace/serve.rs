@@ -5,9 +5,17 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Caps, Refusal, Workspace, find, grep, list, read, stat, write};
+use crate::tools::ToolRef;
 
-/// Runs `tool` of the workspace toolset in the workspace at `root`.
-pub fn serve(root: &Path, tool: &str, arguments: &Value, caps: &Caps) -> Result<String, Refusal> {
+/// Runs `tool` of the workspace toolset in the workspace at `root`, for an
+/// agent that holds `held`: a refusal names no tool outside it.
+pub fn serve(
+    root: &Path,
+    tool: &str,
+    arguments: &Value,
+    caps: &Caps,
+    held: &[ToolRef],
+) -> Result<String, Refusal> {
     let text = |key: &str| {
         arguments
             .get(key)
@@ -43,6 +51,7 @@ pub fn serve(root: &Path, tool: &str, arguments: &Value, caps: &Caps) -> Result<
             text("path"),
             number("offset").unwrap_or(0),
             number("length"),
+            held.contains(&ToolRef::new("workspace", "grep")),
         ),
         "list" => list(&workspace, text("path"), number("depth").unwrap_or(1), caps),
         "find" => find(&workspace, text("glob"), caps),

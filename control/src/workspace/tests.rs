@@ -21,7 +21,7 @@ fn a2_a_written_file_is_read_back_group_readable_in_made_directories() {
         "Wrote 15 bytes to `notes/week/plan.md` in your workspace."
     );
     assert_eq!(
-        read(&ws, "notes/week/plan.md", 0, None).expect("read"),
+        read(&ws, "notes/week/plan.md", 0, None, true).expect("read"),
         "ship on Friday\n"
     );
     let mode = std::fs::metadata(dir.path().join("notes/week/plan.md"))
@@ -31,7 +31,7 @@ fn a2_a_written_file_is_read_back_group_readable_in_made_directories() {
     assert_eq!(mode & 0o777, 0o640, "the agent's group may read it");
     write(&ws, "notes/week/plan.md", "moved to Monday").expect("rewrite");
     assert_eq!(
-        read(&ws, "notes/week/plan.md", 0, None).expect("read"),
+        read(&ws, "notes/week/plan.md", 0, None, true).expect("read"),
         "moved to Monday"
     );
     assert!(
@@ -54,12 +54,16 @@ fn s6_1_every_escape_is_refused_as_a_result() {
     symlink("a.txt", dir.path().join("alias")).expect("link in");
     symlink("/proc/self/root", dir.path().join("magic")).expect("magic link");
     symlink("/proc/self/fd", dir.path().join("fds")).expect("fd link");
-    assert!(refused(read(&ws, "../a.txt", 0, None)).contains("climbs with `..`"));
-    assert!(refused(read(&ws, "/etc/passwd", 0, None)).contains("is an absolute path"));
-    assert!(refused(read(&ws, "out/passwd", 0, None)).contains("leads outside your workspace"));
-    assert!(refused(read(&ws, "magic/etc/passwd", 0, None)).contains("outside your workspace"));
-    assert!(refused(read(&ws, "fds/0", 0, None)).contains("outside your workspace"));
-    assert!(refused(read(&ws, "alias", 0, None)).contains("symbolic link"));
+    assert!(refused(read(&ws, "../a.txt", 0, None, true)).contains("climbs with `..`"));
+    assert!(refused(read(&ws, "/etc/passwd", 0, None, true)).contains("is an absolute path"));
+    assert!(
+        refused(read(&ws, "out/passwd", 0, None, true)).contains("leads outside your workspace")
+    );
+    assert!(
+        refused(read(&ws, "magic/etc/passwd", 0, None, true)).contains("outside your workspace")
+    );
+    assert!(refused(read(&ws, "fds/0", 0, None, true)).contains("outside your workspace"));
+    assert!(refused(read(&ws, "alias", 0, None, true)).contains("symbolic link"));
     assert!(refused(write(&ws, "out/evil", "x")).contains("symbolic link"));
     assert!(refused(write(&ws, "alias", "x")).contains("symbolic link"));
     assert!(refused(write(&ws, "../evil", "x")).contains("climbs"));
@@ -83,14 +87,14 @@ fn s6_1_every_escape_is_refused_as_a_result() {
 fn s3_4_binary_files_are_refused_and_long_reads_say_where_they_stand() {
     let (dir, ws) = workspace();
     std::fs::write(dir.path().join("image.bin"), [0u8, 159, 146, 150]).expect("binary");
-    assert!(refused(read(&ws, "image.bin", 0, None)).contains("binary file (4 bytes)"));
+    assert!(refused(read(&ws, "image.bin", 0, None, true)).contains("binary file (4 bytes)"));
     std::fs::write(dir.path().join("long.txt"), "x".repeat(25)).expect("long");
     assert_eq!(
-        read(&ws, "long.txt", 10, Some(5)).expect("window"),
+        read(&ws, "long.txt", 10, Some(5), true).expect("window"),
         "[`long.txt`, characters 10–15 of 25; read on from offset 15]\nxxxxx"
     );
-    assert!(refused(read(&ws, "long.txt", 30, None)).contains("past its end"));
-    assert!(refused(read(&ws, "missing.txt", 0, None)).contains("There is no `missing.txt`"));
+    assert!(refused(read(&ws, "long.txt", 30, None, true)).contains("past its end"));
+    assert!(refused(read(&ws, "missing.txt", 0, None, true)).contains("There is no `missing.txt`"));
 }
 
 #[test]
@@ -140,4 +144,15 @@ fn s3_4_list_find_and_grep_walk_without_following_links_and_say_where_they_stop(
             .contains("stops at 1 matching lines")
     );
     assert!(refused(grep(&ws, "(", "", &caps)).contains("not a regular expression"));
+}
+
+#[test]
+fn s3_4_a_file_too_large_to_read_names_grep_only_to_an_agent_that_holds_it() {
+    let (dir, ws) = workspace();
+    let file = std::fs::File::create(dir.path().join("huge.log")).expect("huge");
+    file.set_len(read::FILE_MAX + 1).expect("sparse length");
+    assert!(refused(read(&ws, "huge.log", 0, None, true)).contains("workspace::grep"));
+    let without = refused(read(&ws, "huge.log", 0, None, false));
+    assert!(without.contains("over the"), "{without}");
+    assert!(!without.contains("workspace::grep"), "{without}");
 }

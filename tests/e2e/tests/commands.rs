@@ -180,6 +180,19 @@ async fn s7_5_a_steer_aborts_the_completion_and_arrives_as_the_person_speaking()
             .any(|e| e.kind.as_str() == "steer" && e.content.as_deref() == Some("use euros")),
         "the steer is in the trace"
     );
+    // The completion the steer aborted reported nothing: the steer's event
+    // carries an estimate of what it had streamed (§8.2).
+    assert!(
+        store(&h)
+            .turn_events(&turn.id)
+            .expect("trace")
+            .iter()
+            .filter(|e| e.kind.as_str() == "steer")
+            .any(|e| e.detail.as_deref().is_some_and(
+                |d| d.contains("\"aborted_completion\"") && d.contains("\"estimated\":true")
+            )),
+        "the steer's event carries the aborted completion's estimate"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

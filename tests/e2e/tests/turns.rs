@@ -338,6 +338,55 @@ async fn s4_4_a_fragment_during_the_first_call_is_absorbed_and_the_turn_starts_o
             .any(|e| e.kind.as_str() == "fold"),
         "the fold is in the trace"
     );
+    // The completion the fold aborted reported nothing: its event carries
+    // an estimate of what it had streamed, marked as one (§8.2).
+    let fold = store
+        .turn_events(&turn.id)
+        .expect("trace")
+        .into_iter()
+        .find(|e| e.kind.as_str() == "fold")
+        .expect("fold event");
+    let detail: serde_json::Value =
+        serde_json::from_str(fold.detail.as_deref().unwrap_or("null")).expect("detail");
+    assert_eq!(
+        detail["aborted_completion"]["estimated"],
+        json!(true),
+        "{detail}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_12_reasoning_is_stored_beside_the_completion_that_produced_it() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![Scripted {
+            text: Some("It is 42.".into()),
+            reasoning: Some("Six times seven.".into()),
+            ..Default::default()
+        }],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "what is the answer?").await;
+    h.wait_post(&dm, "mira", "It is 42.", since).await;
+    let turn = ended_turn(&h, "mira", &dm).await;
+    let stored = store(&h).completion_reasoning(&turn.id).expect("reasoning");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(
+        stored[0]
+            .as_deref()
+            .is_some_and(|r| r.contains("Six times seven.")),
+        "{stored:?}"
+    );
+    assert!(
+        !h.posts(&dm)
+            .await
+            .iter()
+            .any(|p| p.message.contains("Six times seven")),
+        "never posted"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

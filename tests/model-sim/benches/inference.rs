@@ -83,6 +83,7 @@ async fn overhead(kind: ProviderKind) {
             api_key: Some("k".into()),
             model: "bench".into(),
             max_output_tokens: None,
+            reasoning_effort: None,
         },
         RetryPolicy::default(),
     )

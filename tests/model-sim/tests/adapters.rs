@@ -52,6 +52,7 @@ fn provider(kind: ProviderKind, url: &str) -> Provider {
         api_key: Some("sk-test".into()),
         model: MODEL.into(),
         max_output_tokens: Some(1024),
+        reasoning_effort: None,
     };
     Provider::new(config, policy()).expect("provider")
 }
@@ -253,6 +254,62 @@ async fn openrouter_routes_by_preferred_upstreams_and_reports_the_upstream_and_c
         sim.sim.requests()[0].authorization.as_deref(),
         Some("Bearer sk-test")
     );
+}
+
+#[tokio::test]
+async fn s3_12_a_models_reasoning_effort_reaches_every_wire_in_its_own_vocabulary() {
+    let cases = [
+        (
+            ProviderKind::OpenaiCompatible,
+            "high",
+            "/reasoning_effort",
+            json!("high"),
+        ),
+        (
+            ProviderKind::Openrouter,
+            "high",
+            "/reasoning/effort",
+            json!("high"),
+        ),
+        (
+            ProviderKind::Anthropic,
+            "4096",
+            "/thinking/budget_tokens",
+            json!(4096),
+        ),
+    ];
+    for (kind, effort, pointer, expected) in cases {
+        let sim = start_sim().await;
+        sim.sim.script(MODEL, vec![text_and_call()]);
+        let base_url = match kind {
+            ProviderKind::Openrouter => format!("{}/api/v1", sim.url),
+            _ => format!("{}/v1", sim.url),
+        };
+        // Configured on the model, never on the request: every completion
+        // the runner asks for states it (§3.12).
+        let provider = Provider::new(
+            ProviderConfig {
+                kind,
+                base_url,
+                api_key: Some("sk-test".into()),
+                model: MODEL.into(),
+                max_output_tokens: Some(1024),
+                reasoning_effort: Some(effort.into()),
+            },
+            policy(),
+        )
+        .expect("provider");
+        let (result, _) = complete(&provider, &request()).await;
+        result.expect("completion");
+        let sent = &sim.sim.requests()[0].body;
+        assert_eq!(sent.pointer(pointer), Some(&expected), "{kind:?}: {sent}");
+        if kind == ProviderKind::Anthropic {
+            assert!(
+                sent["max_tokens"].as_u64() > Some(4096),
+                "max_tokens must exceed the thinking budget: {sent}"
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -538,14 +595,87 @@ async fn connection_failures_are_named_by_their_cause() {
 }
 
 #[tokio::test]
-async fn an_empty_completion_is_reported_not_retried() {
-    let sim = start_sim().await;
-    sim.sim
-        .script(MODEL, vec![Scripted::default(), text_and_call()]);
-    let (result, _) = complete(&provider(ProviderKind::Anthropic, &sim.url), &request()).await;
-    let completion = result.expect("empty");
-    assert!(completion.is_empty());
-    assert_eq!(sim.sim.requests().len(), 1);
+async fn s7_1_connecting_that_times_out_is_named_as_such_not_as_a_quiet_provider() {
+    // A listener whose accept queue is full: the kernel drops further
+    // connection attempts, so connecting hangs until its timeout.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let listener = socket.listen(0).expect("listen");
+    let address = listener.local_addr().expect("addr");
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        if let Ok(Ok(stream)) = tokio::time::timeout(
+            Duration::from_millis(200),
+            tokio::net::TcpStream::connect(address),
+        )
+        .await
+        {
+            fillers.push(stream);
+        }
+    }
+    let config = ProviderConfig {
+        kind: ProviderKind::OpenaiCompatible,
+        base_url: format!("http://{address}/v1"),
+        api_key: Some("sk-test".into()),
+        model: MODEL.into(),
+        max_output_tokens: Some(1024),
+        reasoning_effort: None,
+    };
+    // The idle timeout is shorter than the connect timeout: connecting is
+    // still under way when a quiet provider would have been cut.
+    let policy = RetryPolicy {
+        attempts: 2,
+        connect_timeout: Duration::from_millis(600),
+        ..policy()
+    };
+    let provider = Provider::new(config, policy).expect("provider");
+    let limits = CallLimits {
+        idle_timeout: Duration::from_millis(200),
+        wall_clock: Duration::from_secs(10),
+    };
+    let mut ignore = |_: &StreamEvent| {};
+    let failure = provider
+        .complete(&request(), limits, Cancel::never(), &mut ignore)
+        .await
+        .expect_err("connecting timed out");
+    assert_eq!(failure, Failure::Outage(TransportCause::ConnectTimeout));
+    assert_eq!(
+        failure.phrase(),
+        "provider outage: connecting to the provider timed out"
+    );
+    drop((fillers, listener));
+}
+
+#[tokio::test]
+async fn s7_2_an_empty_completion_is_retried_as_transport_then_a_semantic_error() {
+    for kind in KINDS {
+        let sim = start_sim().await;
+        sim.sim
+            .script(MODEL, vec![Scripted::default(), text_and_call()]);
+        let (result, events) = complete(&provider(kind, &sim.url), &request()).await;
+        let completion = result.expect("the retry's completion");
+        assert!(!completion.is_empty(), "{kind:?}");
+        assert_eq!(sim.sim.requests().len(), 2, "{kind:?}: retried once");
+        assert!(events.contains(&StreamEvent::Restart), "{kind:?}");
+
+        let sim = start_sim().await;
+        sim.sim.script(
+            MODEL,
+            vec![
+                Scripted::default(),
+                Scripted::default(),
+                Scripted::default(),
+            ],
+        );
+        let (result, _) = complete(&provider(kind, &sim.url), &request()).await;
+        assert_eq!(
+            result.expect_err("malformed"),
+            Failure::Malformed(3),
+            "{kind:?}"
+        );
+    }
 }
 
 #[tokio::test]

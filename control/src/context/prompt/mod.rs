@@ -23,11 +23,8 @@ pub struct PromptFacts<'a> {
     pub homes_root: &'a Path,
     /// The commands the shell worker found for the agent's user (§3.4).
     pub shell_commands: &'a [String],
-    /// Whether the agent holds any memory tool (§3.6).
-    pub holds_memory: bool,
-    pub holds_workspace: bool,
-    pub holds_shell: bool,
-    /// Every tool the agent is offered, core ones included.
+    /// Every tool the agent is offered, core ones included. Every sentence
+    /// that names a tool or a toolset follows from this list alone.
     pub offered: &'a [crate::tools::ToolRef],
 }
 
@@ -37,6 +34,20 @@ impl PromptFacts<'_> {
     fn holds(&self, namespace: &str, tool: &str) -> bool {
         self.offered
             .contains(&crate::tools::ToolRef::new(namespace, tool))
+    }
+
+    /// The tools of `namespace` the agent is offered, as `namespace::tool`.
+    fn held_in(&self, namespace: &str) -> Vec<String> {
+        self.offered
+            .iter()
+            .filter(|t| t.namespace == namespace)
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Whether the agent holds any memory tool (§3.6).
+    fn holds_memory(&self) -> bool {
+        !self.held_in("memory").is_empty()
     }
 }
 
@@ -73,7 +84,7 @@ fn baseline(facts: &PromptFacts<'_>, out: &mut String) {
         out.push_str(paragraph);
         out.push_str("\n\n");
     }
-    if facts.holds_memory {
+    if facts.holds_memory() {
         out.push_str(
             "Keep in memory what a later turn needs and cannot find again: decisions, preferences and standing facts. Do not keep what the channel already holds.\n\n",
         );
@@ -133,9 +144,15 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
          It names the posts you answer now, today's date in {tz}, the channel, the pinned posts, your earlier actions, your colleagues and the people who posted here.\n\
          A pinned post is a standing instruction from the channel's people. People pin posts. Agents cannot pin posts.\n\
          A pinned post outranks a colleague's paraphrase of it.\n\
-         The time of day is not in this message. Call builtins::now for the time.\n",
+         The time of day is not in this message.{now}\n",
         tz = facts.operator_timezone,
+        now = if facts.holds("builtins", "now") {
+            " Call builtins::now for the time."
+        } else {
+            ""
+        },
     );
+    let reads_results = facts.holds("results", "read");
     let _ = writeln!(
         out,
         "## Your turn\n\
@@ -143,9 +160,19 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
          In a direct message and in a channel that responds to all posts, a person's post addresses you without an @.\n\
          A person's short follow-up posts during the first seconds join the same turn.\n\
          Your turn keeps every tool result you read until the turn ends.\n\
-         A turn may hold at most {ceiling} tokens of context. Above that, the framework replaces results you already read with one line each. Each line keeps a reference. results::read reads the full result again.\n\
-         A long result shows its first part and a reference. results::read reads on from an offset or finds phrases in it.\n",
+         A turn may hold at most {ceiling} tokens of context. Above that, the framework replaces results you already read with one line each. Each line keeps a reference.{read_again}\n\
+         A long result shows its first part and a reference.{read_on}\n",
         ceiling = agent.limits.turn_ceiling_tokens,
+        read_again = if reads_results {
+            " results::read reads the full result again."
+        } else {
+            ""
+        },
+        read_on = if reads_results {
+            " results::read reads on from an offset or finds phrases in it."
+        } else {
+            ""
+        },
     );
     let _ = writeln!(
         out,
@@ -186,7 +213,7 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
              Use it only for a fact only a person has. It is not a way to ask permission: a consequential action stops for approval anyway.\n\n",
         );
     }
-    if facts.holds_memory {
+    if facts.holds_memory() {
         out.push_str(
             "## Memory\n\
              Your memory is private to you. It lasts across turns and channels.\n\
@@ -197,20 +224,23 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
         }
         out.push_str("People see each memory you write on the status post.\n\n");
     }
-    if facts.holds_workspace || facts.holds_shell {
+    let workspace_tools = facts.held_in("workspace");
+    let holds_shell = facts.holds("shell", "run");
+    if !workspace_tools.is_empty() || holds_shell {
         let workspace = facts.workspaces_root.join(&agent.username);
         let _ = writeln!(
             out,
             "## Files\n\
              Your workspace is {workspace}.{tools}",
             workspace = workspace.display(),
-            tools = if facts.holds_workspace {
-                " The workspace tools use this directory."
-            } else {
-                ""
+            tools = match workspace_tools.as_slice() {
+                [] => String::new(),
+                [one] => format!(" {one} uses this directory."),
+                [first @ .., last] =>
+                    format!(" {} and {last} use this directory.", first.join(", ")),
             }
         );
-        if facts.holds_shell {
+        if holds_shell {
             let _ = writeln!(
                 out,
                 "shell::run runs in your home directory, {home}, not in the workspace. The shell can read the workspace. It cannot write the workspace.\n\

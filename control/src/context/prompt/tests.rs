@@ -32,6 +32,7 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
     let held = [
         (memory, "memory", "read"),
         (workspace, "workspace", "write"),
+        (workspace, "workspace", "read"),
         (shell, "shell", "run"),
         (true, "conversations", "search"),
     ];
@@ -58,9 +59,6 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
         workspaces_root: Path::new("/var/lib/collegium-workspaces"),
         homes_root: Path::new("/var/lib/collegium-homes"),
         shell_commands: &["git".to_string(), "python3".to_string()],
-        holds_memory: memory,
-        holds_workspace: workspace,
-        holds_shell: shell,
     })
 }
 
@@ -124,6 +122,36 @@ fn s3_4_a_shell_without_the_workspace_toolset_is_not_pointed_at_it() {
     let prompt = render(&agent("theo", "Theo"), false, false, true);
     assert!(prompt.contains("Your workspace is /var/lib/collegium-workspaces/theo."));
     assert!(!prompt.contains("workspace tools"), "{prompt}");
+    assert!(!prompt.contains("workspace::"), "{prompt}");
+}
+
+#[test]
+fn s3_8_the_prompt_names_only_the_tools_the_agent_holds() {
+    let agent = agent("ada", "Ada");
+    let render_offered = |offered: &[crate::tools::ToolRef]| {
+        system_prompt(&PromptFacts {
+            agent: &agent,
+            offered,
+            own_prompt: "You help.",
+            personality: Personality::Concise,
+            limits: &Limits::default(),
+            operator_timezone: "UTC",
+            workspaces_root: Path::new("/w"),
+            homes_root: Path::new("/h"),
+            shell_commands: &[],
+        })
+    };
+    let bare = render_offered(&[]);
+    assert!(
+        !bare.contains("::"),
+        "names a tool it does not hold: {bare}"
+    );
+    let reader = render_offered(&[crate::tools::ToolRef::new("workspace", "read")]);
+    assert!(
+        reader.contains("workspace::read uses this directory."),
+        "{reader}"
+    );
+    assert!(!reader.contains("workspace::write"), "{reader}");
 }
 
 #[test]
@@ -148,9 +176,6 @@ fn s3_4_the_prompt_names_no_tool_the_agent_is_not_offered() {
         workspaces_root: Path::new("/w"),
         homes_root: Path::new("/h"),
         shell_commands: &[],
-        holds_memory: false,
-        holds_workspace: false,
-        holds_shell: false,
     });
     for absent in [
         "triggers::resolve",

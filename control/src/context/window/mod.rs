@@ -116,6 +116,10 @@ pub struct RecordedCall {
 pub struct ResultDetail {
     #[serde(default)]
     pub replay_line: Option<String>,
+    /// What the call was and came to, for a later turn's earlier actions
+    /// (§3.8); absent in results recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// One unit the walk admits or refuses whole.

@@ -105,14 +105,18 @@ impl Exit {
             | Self::NotAdmitted { .. }
             | Self::CeilingReached { .. }
             | Self::HaltStands => None,
-            Self::Rejected => Some(
-                "This turn ended: two replies in a row could not be posted (see /collegium trace for why).".into(),
-            ),
-            Self::BudgetExhausted => Some(
-                "This turn ended: its action budget is spent. Ask again to continue.".into(),
-            ),
+            Self::Rejected => Some(format!(
+                "This turn ended: two replies in a row could not be posted{}.",
+                crate::commands::pointer("trace")
+                    .map(|trace| format!(" (see {trace} for why)"))
+                    .unwrap_or_default()
+            )),
+            Self::BudgetExhausted => {
+                Some("This turn ended: its action budget is spent. Ask again to continue.".into())
+            }
             Self::MalformedCall => Some(
-                "This turn ended: the model sent tool arguments that were not valid JSON twice.".into(),
+                "This turn ended: the model sent tool arguments that were not valid JSON twice."
+                    .into(),
             ),
             Self::CeilingExceeded(exhaustion) => Some(exhaustion.notice()),
             Self::MalformedCompletion { attempts } => Some(format!(
@@ -124,9 +128,9 @@ impl Exit {
             Self::Unconfirmed { tool } => Some(format!(
                 "This turn ended: {tool} did not answer in time, and whether it completed cannot be confirmed. Check before asking for it again."
             )),
-            Self::CutAtTimeLimit => Some(
-                "This turn ended: the model was cut off at its time limit twice.".into(),
-            ),
+            Self::CutAtTimeLimit => {
+                Some("This turn ended: the model was cut off at its time limit twice.".into())
+            }
             Self::Provider(phrase) => Some(format!("This turn ended: {phrase}.")),
             Self::Store(reason) => Some(format!("This turn ended: the store failed ({reason}).")),
             Self::Denied { by, tool } => Some(format!(

@@ -179,6 +179,9 @@ struct Turn<'a> {
     /// Steers from people, and those received but not yet handed over.
     steers: Option<tokio::sync::mpsc::UnboundedReceiver<Steer>>,
     steered: Vec<Steer>,
+    /// What the completion a steer aborted had streamed, for the steer's
+    /// event (§8.2).
+    aborted: Option<crate::inference::Usage>,
 }
 
 impl<'a> Turn<'a> {
@@ -221,6 +224,7 @@ impl<'a> Turn<'a> {
             depth: 0,
             chain_length: 1,
             steered: Vec::new(),
+            aborted: None,
         }
     }
 
@@ -476,18 +480,20 @@ impl<'a> Turn<'a> {
         let mut steers = self.steers.take();
         let call = provider.complete(&request, limits, cancel, &mut observe);
         tokio::pin!(call);
+        // What an aborted completion had streamed, for its event (§8.2).
+        let mut folded = None;
         // A fold (§4.4) or a kill (§7.5) aborts the completion in flight.
         let completed = tokio::select! {
             done = &mut call => Some(done),
             () = fold.arrived(), if absorbing => {
                 abort.cancel();
-                let _ = call.await;
+                folded = Some(aborted_estimate(call.await));
                 None
             }
             Some(steer) = next_steer(&mut steers) => {
                 // A steer aborts the completion in flight (§7.5).
                 abort.cancel();
-                let _ = call.await;
+                self.aborted = aborted_estimate(call.await);
                 self.steers = steers;
                 self.steered.push(steer);
                 self.completions += 1;
@@ -506,7 +512,7 @@ impl<'a> Turn<'a> {
         let _ = self.typing.send(false);
         self.completions += 1;
         let Some(completed) = completed else {
-            self.record_fold().await;
+            self.record_fold(folded.flatten()).await;
             return Ok(None);
         };
         // The first model call is over: absorption ends (§4.4).
@@ -517,8 +523,9 @@ impl<'a> Turn<'a> {
                 self.record_completion(&completion).await;
                 Ok(Some(completion))
             }
-            Err(Failure::Aborted { estimated }) => {
-                self.add_usage(&estimated).await;
+            // An aborted completion reports nothing, and its estimate is in
+            // no total (§8.2).
+            Err(Failure::Aborted { .. }) => {
                 Err(Exit::Provider("the completion was aborted".into()))
             }
             // The provider measured the context too long: exhaustion, not
@@ -543,7 +550,7 @@ impl<'a> Turn<'a> {
         }
     }
 
-    async fn record_fold(&mut self) {
+    async fn record_fold(&mut self, aborted: Option<crate::inference::Usage>) {
         let folded = self.start.fold.take();
         let names: Vec<String> = folded.iter().map(|p| p.id.clone()).collect();
         for post in folded {
@@ -557,13 +564,17 @@ impl<'a> Turn<'a> {
                 self.answers.push(post);
             }
         }
+        // The completion the fold aborted reported nothing: its event
+        // carries an estimate of what it had streamed (§8.2, §4.4).
+        let detail =
+            aborted.map(|usage| json!({"aborted_completion": usage.as_estimate()}).to_string());
         self.trace(
             TraceKind::Fold,
             None,
             None,
             None,
             Some(names.join(", ")),
-            None,
+            detail,
         )
         .await;
         let note = format!(
@@ -593,14 +604,15 @@ impl<'a> Turn<'a> {
         if !completion.tool_calls.is_empty() {
             return self.run_calls(completion).await;
         }
-        let rejection = if matches!(
-            completion.finish,
-            FinishReason::Length | FinishReason::TimeLimit
-        ) {
-            // Output cut at its limit is never posted as if whole (§7.1).
-            Some(Rejection::CutOff {
-                length: completion.text.chars().count(),
-            })
+        // Output cut at its limit is never posted as if whole, and says
+        // which limit cut it (§7.1).
+        let cut = Rejection::of_cut(
+            &completion.finish,
+            &completion.text,
+            self.seat.agent.limits.completion_time_limit_secs,
+        );
+        let rejection = if cut.is_some() {
+            cut
         } else if completion.leaked.is_some() {
             Some(Rejection::CallAsProse)
         } else {
@@ -809,5 +821,14 @@ impl<'a> Turn<'a> {
         self.services.controls.release(&self.id);
         info!(turn = %self.id, exit = exit.kind(), "turn ended");
         progress
+    }
+}
+
+/// The estimate an aborted completion carries (§8.2); none where the
+/// completion finished before the abort reached it.
+fn aborted_estimate(done: Result<Completion, Failure>) -> Option<crate::inference::Usage> {
+    match done {
+        Err(Failure::Aborted { estimated }) => Some(estimated),
+        _ => None,
     }
 }

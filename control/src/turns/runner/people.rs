@@ -15,6 +15,9 @@ impl Turn<'_> {
             }
         }
         let limit = self.services.post_limit.get();
+        // The completion a steer aborted reported nothing: the first steer's
+        // event carries an estimate of what it had streamed (§8.2, §7.5).
+        let mut aborted = self.aborted.take();
         for steer in std::mem::take(&mut self.steered) {
             self.spend(1).await;
             self.own.push(Message::User(format!(
@@ -27,7 +30,7 @@ impl Turn<'_> {
                 None,
                 None,
                 Some(steer.text.clone()),
-                Some(json!({"by": steer.by}).to_string()),
+                Some(steer_detail(&steer.by, aborted.take()).to_string()),
             )
             .await;
             let note = format!("🧭 steered by @{}", steer.by);
@@ -133,4 +136,14 @@ pub(super) async fn next_steer(
         Some(steers) => steers.recv().await,
         None => std::future::pending().await,
     }
+}
+
+/// A steer's event detail: who steered, and what the completion it aborted
+/// had streamed, if it aborted one.
+fn steer_detail(by: &str, aborted: Option<crate::inference::Usage>) -> serde_json::Value {
+    let mut detail = json!({"by": by});
+    if let Some(usage) = aborted {
+        detail["aborted_completion"] = usage.as_estimate();
+    }
+    detail
 }

@@ -3,6 +3,8 @@
 //! context outgrows its ceiling.
 
 use super::*;
+use crate::context::relief::Pressure;
+use crate::context::replay::action_line;
 
 impl Turn<'_> {
     pub(super) async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
@@ -34,6 +36,7 @@ impl Turn<'_> {
                     Repeat::StillShown { line, .. } => (line, replay_line.clone()),
                     repeat => {
                         let view = self.views.enter(
+                            &executed.call.id,
                             &tool_name,
                             text,
                             now,
@@ -116,6 +119,11 @@ impl Turn<'_> {
             Outcome::Ran { text, .. } => text.clone(),
             _ => content.clone(),
         };
+        let line = CallLine {
+            summary: executed.summary.clone(),
+            disposition,
+        };
+        let action = action_line(&line, replay.as_deref(), full.chars().count());
         self.trace(
             TraceKind::Result,
             Some(executed.call.id.clone()),
@@ -125,6 +133,7 @@ impl Turn<'_> {
             Some(
                 serde_json::to_string(&ResultDetail {
                     replay_line: replay,
+                    action: Some(action),
                 })
                 .unwrap_or_default(),
             ),
@@ -141,7 +150,7 @@ impl Turn<'_> {
         let quoted = |text: &str| {
             crate::context::window::strip_mentions_of_agents(text, &self.services.display_names)
         };
-        let disposition = match disposition {
+        let disposition = match line.disposition {
             Disposition::Came(note) => Disposition::Came(quoted(&note)),
             Disposition::Refused { reason } => Disposition::Refused {
                 reason: quoted(&reason),
@@ -152,7 +161,7 @@ impl Turn<'_> {
             other => other,
         };
         let line = CallLine {
-            summary: quoted(&executed.summary),
+            summary: quoted(&line.summary),
             disposition,
         };
         self.status
@@ -187,52 +196,26 @@ impl Turn<'_> {
     }
 
     /// Before each completion: over the ceiling, results the model already
-    /// read are replaced by one-line stand-ins with their reference, largest
-    /// first, until the context is well under it; a turn still over ends
-    /// (§3.8).
+    /// read become stand-ins and the fresh batch is shortened together
+    /// (`context::relief`); a turn still over ends (§3.8).
     pub(super) fn relieve_pressure(&mut self) -> Option<Exit> {
         let ceiling = u64::from(self.seat.agent.limits.turn_ceiling_tokens);
-        let used = Self::context_estimate;
-        if used(self) <= ceiling {
-            return None;
+        let fixed =
+            estimate(&self.seat.system_prompt) + self.window.iter().map(message_cost).sum::<u64>();
+        let relieved = Pressure {
+            own: &mut self.own,
+            views: &mut self.views,
+            fixed,
+            ceiling,
+            now: chrono::Utc::now().timestamp_millis(),
+            timezone: self.services.timezone,
         }
-        let target = ceiling * 7 / 10;
-        let mut order: Vec<(usize, u64)> = self
-            .own
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| match m {
-                Message::ToolResult { content, .. } if !content.starts_with("[Stand-in") => {
-                    Some((i, estimate(content)))
-                }
-                _ => None,
-            })
-            .collect();
-        order.sort_by_key(|entry| std::cmp::Reverse(entry.1));
-        let now = chrono::Utc::now().timestamp_millis();
-        for (index, _) in order {
-            if used(self) <= target {
-                break;
-            }
-            if let Message::ToolResult {
-                name,
-                content,
-                call_id,
-            } = &self.own[index]
-            {
-                self.repeats.replaced(call_id);
-                let reference = self.views.keep(name, content, now);
-                let size = content.chars().count();
-                let stand_in = format!(
-                    "[Stand-in: a result of {name}, {size} characters, already read. results::read with reference \"{reference}\" reads it again.]"
-                );
-                if let Message::ToolResult { content, .. } = &mut self.own[index] {
-                    *content = stand_in;
-                }
-            }
+        .relieve();
+        for call_id in relieved.stood_in.iter().chain(&relieved.shortened) {
+            self.repeats.replaced(call_id);
         }
-        (used(self) > ceiling)
-            .then(|| Exit::CeilingExceeded(self.exhaustion(used(self), Some(ceiling))))
+        let used = self.context_estimate();
+        (used > ceiling).then(|| Exit::CeilingExceeded(self.exhaustion(used, Some(ceiling))))
     }
 
     /// The context as the next completion would send it, in estimated tokens.
@@ -279,7 +262,11 @@ impl Turn<'_> {
     }
 
     pub(super) async fn record_completion(&self, completion: &Completion) {
-        self.add_usage(&completion.usage).await;
+        // A completion the time limit cut reports nothing; its event carries
+        // the estimate, which no total includes (§7.2).
+        if completion.finish != FinishReason::TimeLimit {
+            self.add_usage(&completion.usage).await;
+        }
         let detail = CompletionDetail {
             calls: completion
                 .tool_calls
@@ -300,15 +287,27 @@ impl Turn<'_> {
         });
         detail["upstream"] = json!(completion.upstream);
         detail["finish"] = json!(format!("{:?}", completion.finish));
-        self.trace(
-            TraceKind::Completion,
-            None,
-            None,
-            None,
-            Some(completion.text.clone()),
-            Some(detail.to_string()),
-        )
-        .await;
+        let event = TurnEvent {
+            turn_id: self.id.clone(),
+            seq: 0,
+            at: chrono::Utc::now().timestamp_millis(),
+            kind: TraceKind::Completion,
+            call_id: None,
+            tool: None,
+            arguments: None,
+            content: Some(completion.text.clone()),
+            detail: Some(detail.to_string()),
+        };
+        // Reasoning is kept beside the completion that produced it (§3.12).
+        let reasoning = completion.reasoning.as_ref().map(|r| r.stored());
+        if let Err(error) = self
+            .services
+            .store
+            .call(move |s| s.append_event_with_reasoning(&event, reasoning.as_deref()))
+            .await
+        {
+            warn!(%error, "could not record the turn's trace");
+        }
     }
 
     pub(super) async fn add_usage(&self, usage: &crate::inference::Usage) {
