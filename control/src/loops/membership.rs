@@ -4,7 +4,7 @@
 //! of each channel, and this watch reads it: a violation trips the global
 //! halt, and `/collegium resume` is refused while one stands.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,55 +21,38 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// agents, as the lines that say so, from membership as last observed.
 pub async fn violations(services: &Services) -> Vec<String> {
     let channels = services.respond_to_all.clone();
-    let named = |agents: &[String]| by_display_name(services, agents);
+    let names = services.display_names.clone();
     services
         .store
-        .call(move |s| crowded(s, &channels))
+        .call(move |s| crowded(s, &channels, |agents| by_display_name(&names, agents)))
         .await
         .unwrap_or_default()
-        .into_iter()
-        .filter_map(|place| match place {
-            Crowded::Channel(name, agents) => crate::activation::crowding(&name, &named(&agents)),
-            Crowded::Group(name, agents) => {
-                crate::activation::crowded_group(&name, &named(&agents))
-            }
-        })
-        .collect()
 }
 
 /// The system bot's notice names agents by display name, never by handle
 /// (§3.2).
-fn by_display_name(services: &Services, agents: &[String]) -> Vec<String> {
+fn by_display_name(names: &BTreeMap<String, String>, agents: &[String]) -> Vec<String> {
     agents
         .iter()
-        .map(|agent| {
-            services
-                .display_names
-                .get(agent)
-                .cloned()
-                .unwrap_or_else(|| agent.clone())
-        })
+        .map(|agent| names.get(agent).cloned().unwrap_or_else(|| agent.clone()))
         .collect()
 }
 
-/// A place §3.10's one-agent rule holds for, with its agents by username.
-enum Crowded {
-    /// A respond-to-all channel, by name.
-    Channel(String, Vec<String>),
-    /// A group message, which triggers as a DM does, by display name.
-    Group(String, Vec<String>),
-}
-
-/// The respond-to-all channels named `respond_to_all` and every group
-/// message, with their agents as membership was last observed.
-fn crowded(store: &Store, respond_to_all: &[String]) -> Result<Vec<Crowded>, StoreError> {
+/// The one-agent rule (§3.10) read off the store: the respond-to-all
+/// channels named `respond_to_all`, and every group message, which triggers
+/// as a DM does; each line names the agents as `named` gives them.
+fn crowded(
+    store: &Store,
+    respond_to_all: &[String],
+    named: impl Fn(&[String]) -> Vec<String>,
+) -> Result<Vec<String>, StoreError> {
     let mut found = Vec::new();
     for name in respond_to_all {
         let agents = store.agents_in_channel_named(name)?;
-        found.push(Crowded::Channel(name.clone(), agents));
+        found.extend(crate::activation::crowding(name, &named(&agents)));
     }
     for (display_name, agents) in store.agents_in_group_messages()? {
-        found.push(Crowded::Group(display_name, agents));
+        found.extend(crate::activation::crowded_group(&display_name, &named(&agents)));
     }
     Ok(found)
 }
@@ -138,11 +121,11 @@ mod tests {
         store
             .reconcile_members("g1", &with_one, 1)
             .expect("members");
-        assert!(crowded(&store, &[]).expect("read").is_empty(), "one agent");
+        assert!(crowded(&store, &[], <[String]>::to_vec).expect("read").is_empty(), "one agent");
         store
             .add_member("g1", &member("theo", AuthorKind::Agent), 2)
             .expect("member");
-        let found = crowded(&store, &[]).expect("read");
+        let found = crowded(&store, &[], <[String]>::to_vec).expect("read");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("mira, theo"), "{found:?}");
     }
