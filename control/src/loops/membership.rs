@@ -52,7 +52,10 @@ fn crowded(
         found.extend(crate::activation::crowding(name, &named(&agents)));
     }
     for (display_name, agents) in store.agents_in_group_messages()? {
-        found.extend(crate::activation::crowded_group(&display_name, &named(&agents)));
+        found.extend(crate::activation::crowded_group(
+            &display_name,
+            &named(&agents),
+        ));
     }
     Ok(found)
 }
@@ -121,7 +124,12 @@ mod tests {
         store
             .reconcile_members("g1", &with_one, 1)
             .expect("members");
-        assert!(crowded(&store, &[], <[String]>::to_vec).expect("read").is_empty(), "one agent");
+        assert!(
+            crowded(&store, &[], <[String]>::to_vec)
+                .expect("read")
+                .is_empty(),
+            "one agent"
+        );
         store
             .add_member("g1", &member("theo", AuthorKind::Agent), 2)
             .expect("member");
