@@ -58,10 +58,47 @@ pub enum StoreError {
         name: &'static str,
         source: rusqlite::Error,
     },
+    #[error("cannot make the store at {path} private to its owner (mode 0600): {source}")]
+    Private {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("store query failed: {0}")]
     Query(#[from] rusqlite::Error),
     #[error("the store thread has stopped")]
     Closed,
+}
+
+/// Creates the store file 0600 before SQLite opens it, and narrows an older
+/// store and its journal files to 0600: the store holds every post the agents
+/// saw and every payload a person approved, and no other user of the host may
+/// read it (A2). SQLite creates the `-wal` and `-shm` files with the mode of
+/// the database file, so a private database keeps its journal private too.
+fn private_files(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let private = |source| StoreError::Private {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(private)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        let Ok(meta) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+                .map_err(private)?;
+        }
+    }
+    Ok(())
 }
 
 /// An open, migrated store. One per process: it is the sole writer.
@@ -77,6 +114,7 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
+        private_files(path)?;
         let conn = Connection::open(path).map_err(open_error)?;
         // WAL lets readers proceed beside the one writer; a busy timeout covers
         // a checkpoint in progress. Foreign keys are off by default in SQLite.
@@ -121,5 +159,42 @@ impl Store {
         Ok(self
             .conn
             .pragma_query_value(None, "journal_mode", |row| row.get(0))?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a2_the_store_and_its_journal_files_are_private_to_their_owner() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("collegium.db");
+        let store = Store::open(&path).expect("open");
+        // A write makes SQLite create the WAL and its index beside the file.
+        store
+            .conn
+            .execute_batch("CREATE TABLE probe(x); INSERT INTO probe VALUES (1);")
+            .expect("write");
+        for suffix in ["", "-wal", "-shm"] {
+            let file = dir.path().join(format!("collegium.db{suffix}"));
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
+
+    #[test]
+    fn a2_an_older_store_readable_by_others_is_narrowed_at_open() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("collegium.db");
+        drop(Store::open(&path).expect("first open"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        drop(Store::open(&path).expect("second open"));
+        assert_eq!(mode(&path), 0o600);
     }
 }
