@@ -211,9 +211,11 @@ pub enum Bounded {
 pub const NEVER_CUT: &[&str] = &["shell::run"];
 
 /// The buttons (contract §C.1): Approve, Deny, Deny with reason, each
-/// calling the decision route with the approval's id and signature.
-pub fn attachments(url: &str, approval: &str, signature: &str) -> Value {
+/// calling the decision route with the approval's id and its own signature
+/// under `key` (§6.4).
+pub fn attachments(url: &str, approval: &str, key: &str) -> Value {
     let action = |id: &str, name: &str, style: &str| {
+        let signature = super::sign::sign(key, &super::sign::button(approval, id, None));
         json!({
             "id": id,
             "name": name,

@@ -59,8 +59,12 @@ pub fn asked_words(prompt: &str) -> String {
 
 /// The buttons (contract §C.1): one per offered answer, by index, then
 /// "Answer…". The answer a click records is the text the store kept for
-/// that index, never text the click carries.
-pub fn attachments(url: &str, question: &str, signature: &str, choices: &[String]) -> Value {
+/// that index, never text the click carries. Each button carries its own
+/// signature under `key` (§6.4).
+pub fn attachments(url: &str, question: &str, key: &str, choices: &[String]) -> Value {
+    let signed = |action: &str, choice: Option<usize>| {
+        super::sign::sign(key, &super::sign::button(question, action, choice))
+    };
     let button = |id: String, name: &str, style: &str, context: Value| {
         json!({
             "id": id,
@@ -77,7 +81,7 @@ pub fn attachments(url: &str, question: &str, signature: &str, choices: &[String
                 format!("choice{index}"),
                 choice,
                 "default",
-                json!({"action": CHOOSE, "approval": question, "signature": signature, "choice": index}),
+                json!({"action": CHOOSE, "approval": question, "signature": signed(CHOOSE, Some(index)), "choice": index}),
             )
         })
         .collect();
@@ -85,7 +89,7 @@ pub fn attachments(url: &str, question: &str, signature: &str, choices: &[String
         "answer".into(),
         "Answer…",
         "primary",
-        json!({"action": WRITE, "approval": question, "signature": signature}),
+        json!({"action": WRITE, "approval": question, "signature": signed(WRITE, None)}),
     ));
     json!([{
         "fallback": "A question is waiting; open Mattermost to answer it.",
@@ -145,7 +149,7 @@ mod tests {
         let buttons = attachments(
             "http://cb",
             "q1",
-            "sig",
+            "key",
             &["Hall A".into(), "Hall B".into()],
         );
         let actions = buttons[0]["actions"].as_array().expect("actions");

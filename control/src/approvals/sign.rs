@@ -1,13 +1,22 @@
 //! The decision route's authentication (§6.4): Mattermost carries no
-//! signature on a click, so each approval's buttons carry an HMAC over the
-//! approval id, keyed with Mattermost's secret (the `/collegium` command's
+//! signature on a click, so each button carries an HMAC over what it does —
+//! its approval or question, its action, and for an offered answer its index
+//! ([`button`]) — keyed with Mattermost's secret (the `/collegium` command's
 //! token). The secret itself never appears in a post; a signature answers one
-//! approval and no other.
+//! button of one prompt and no other, so the signature a client saw on "Deny
+//! with reason" cannot be replayed as "Approve".
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
+
+/// What one button's signature covers. Prompt ids, actions and indexes
+/// never hold the separator, so two buttons never share a subject.
+pub fn button(approval: &str, action: &str, choice: Option<usize>) -> String {
+    let choice = choice.map(|c| c.to_string()).unwrap_or_default();
+    format!("{approval}\u{1f}{action}\u{1f}{choice}")
+}
 
 /// The hex signature of `approval` under `key`.
 pub fn sign(key: &str, approval: &str) -> String {
@@ -60,5 +69,21 @@ mod tests {
         );
         assert!(!verify("mattermost-secret", "approval-1", "zz"), "not hex");
         assert!(!signature.contains("mattermost-secret"));
+    }
+
+    #[test]
+    fn s6_4_a_buttons_signature_covers_its_action_and_its_answer() {
+        let key = "mattermost-secret";
+        let reason = sign(key, &button("approval-1", "reason", None));
+        assert!(verify(key, &button("approval-1", "reason", None), &reason));
+        assert!(
+            !verify(key, &button("approval-1", "approve", None), &reason),
+            "Deny with reason's signature replayed as Approve"
+        );
+        let first = sign(key, &button("q1", "choose", Some(0)));
+        assert!(
+            !verify(key, &button("q1", "choose", Some(1)), &first),
+            "one offered answer's signature replayed as another's"
+        );
     }
 }

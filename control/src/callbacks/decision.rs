@@ -51,11 +51,8 @@ pub async fn click(
     Json(click): Json<Click>,
 ) -> Result<Json<Value>, StatusCode> {
     let context = &click.context;
-    if !sign::verify(
-        &services.decision_key,
-        &context.approval,
-        &context.signature,
-    ) {
+    let button = sign::button(&context.approval, &context.action, context.choice);
+    if !sign::verify(&services.decision_key, &button, &context.signature) {
         warn!(post = %click.post_id, "a decision whose signature does not check out");
         return Err(StatusCode::FORBIDDEN);
     }

@@ -201,7 +201,13 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     };
     let (unsigned, _) = callback(&h, DECISION, &forge(&h.user("ana").await.id, "00")).await;
     assert_eq!(unsigned, 403, "a forged signature is refused");
-    let signature = collegium_control::approvals::sign::sign(&key, &approval);
+    use collegium_control::approvals::sign::{button, sign};
+    // A signature answers one button of one prompt (§6.4): the one a client
+    // saw on "Deny with reason" does not approve.
+    let reason = sign(&key, &button(&approval, "reason", None));
+    let (replayed, _) = callback(&h, DECISION, &forge(&h.user("ana").await.id, &reason)).await;
+    assert_eq!(replayed, 403, "a button's signature replayed as another's is refused");
+    let signature = sign(&key, &button(&approval, "approve", None));
     // Joining the team joins Town Square, as on a real server: the outsider
     // is on no team at all.
     let outsider = h.stranger("cy").await;
@@ -228,7 +234,10 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     assert_eq!(asked_tools(&record), ["write"]);
     // A click that raced the first (its buttons were still on screen) is
     // told the decision it lost to, and changes nothing.
-    let mut late = forge(&h.user("ana").await.id, &signature);
+    let mut late = forge(
+        &h.user("ana").await.id,
+        &sign(&key, &button(&approval, "deny", None)),
+    );
     late["context"]["action"] = json!("deny");
     let (_, answer) = callback(&h, DECISION, &late).await;
     assert_eq!(

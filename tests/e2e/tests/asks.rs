@@ -118,9 +118,11 @@ async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_an
     let prompt = question(&h, &square, since).await;
     let key = h.credentials().command.expect("command").token;
     let id = h.decision_for_prompt(&prompt.id).await;
-    let signature = collegium_control::approvals::sign::sign(&key, &id);
-    // A forged choice, and an outsider's click, record nothing.
+    // A choice the prompt never offered, signed with the key as a forger
+    // holding it would, and an outsider's click, record nothing.
     let click = |user: String, choice: usize| {
+        use collegium_control::approvals::sign::{button, sign};
+        let signature = sign(&key, &button(&id, "choose", Some(choice)));
         json!({"user_id": user, "channel_id": square, "post_id": prompt.id, "trigger_id": "t",
                "context": {"action": "choose", "approval": id, "signature": signature, "choice": choice}})
     };

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use collegium_control::approvals::sign::sign;
+use collegium_control::approvals::sign::{button, sign};
 use collegium_control::callbacks::{DECISION_ROUTE, DIALOG_ROUTE};
 use collegium_control::commands::ROUTE as COMMAND_ROUTE;
 use e2e::Harness;
@@ -78,8 +78,10 @@ impl World {
         h.wait_post(&dm, "mira", "Done in the DM.", since).await;
         h.say("ana", &square, "@mira write it").await;
         let second = h.wait_post(&square, "mira", "Approval needed", since).await;
+        // Each button is signed for its own action (§6.4): a fact's
+        // signature is its Approve button's.
         let facts = |approval: String, channel: &str| Facts {
-            signature: sign(&key, &approval),
+            signature: sign(&key, &button(&approval, "approve", None)),
             approval,
             channel: channel.to_string(),
         };
@@ -98,10 +100,15 @@ impl World {
             stranger: h.stranger("cy").await,
             channels: vec![square.clone(), dm.clone()],
             approvals: vec![parked.approval.clone(), decided.approval.clone()],
+            // The parked prompt's Approve and Deny signatures, then its
+            // "Deny with reason" one (never an approval), the decided
+            // prompt's, and one under another key.
             signatures: vec![
                 parked.signature.clone(),
+                sign(&key, &button(&parked.approval, "deny", None)),
+                sign(&key, &button(&parked.approval, "reason", None)),
                 decided.signature.clone(),
-                sign("not-the-key", &parked.approval),
+                sign("not-the-key", &button(&parked.approval, "approve", None)),
             ],
             token: key,
         };
@@ -178,12 +185,12 @@ impl World {
                 approval,
                 signature,
                 action,
-                ..
+                choice,
             } => {
                 person(user)
                     && *channel == self.parked.channel
                     && *approval == self.parked.approval
-                    && *signature == self.parked.signature
+                    && *signature == sign(&self.ids.token, &button(approval, action, *choice))
                     && matches!(action.as_str(), "approve" | "deny")
             }
             Forged::Dialog {
@@ -340,7 +347,7 @@ fn forgery(ids: &Ids) -> impl Strategy<Value = Forged> {
     // decided one's (replays) and strangers to it (cross-channel, forged).
     let channels = field(ids.channels[..1].to_vec(), ids.channels[1..].to_vec());
     let approvals = field(ids.approvals[..1].to_vec(), ids.approvals[1..].to_vec());
-    let signatures = field(ids.signatures[..1].to_vec(), ids.signatures[1..].to_vec());
+    let signatures = field(ids.signatures[..2].to_vec(), ids.signatures[2..].to_vec());
     let actions = field(
         strings(&["approve", "deny"]),
         strings(&["reason", "choose", "write"]),

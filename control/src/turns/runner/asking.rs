@@ -229,16 +229,20 @@ impl Turn<'_> {
             .map_err(|e| Exit::Store(e.to_string()))?;
         // Parked before the prompt exists, so the fastest click finds it.
         let waiting = self.services.parked.park(&id);
-        let signature = sign::sign(&self.services.decision_key, &id);
         let url = format!(
             "{}{}",
             self.services.callback_url,
             crate::approvals::DECISION_ROUTE
         );
         let buttons = if asking.kind == "ask" {
-            crate::approvals::question::attachments(&url, &id, &signature, &asking.choices)
+            crate::approvals::question::attachments(
+                &url,
+                &id,
+                &self.services.decision_key,
+                &asking.choices,
+            )
         } else {
-            prompt::attachments(&url, &id, &signature)
+            prompt::attachments(&url, &id, &self.services.decision_key)
         };
         let mut post = framework_post(
             self.start.channel_id.clone(),

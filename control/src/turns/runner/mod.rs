@@ -43,7 +43,7 @@ use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::status_post::StatusPost;
 use crate::approvals::prompt;
-use crate::approvals::{Decided, sign};
+use crate::approvals::Decided;
 use crate::services::{Halt, Seat, Services, Steer};
 use crate::store::decisions::NewDecision;
 
