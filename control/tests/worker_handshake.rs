@@ -41,6 +41,7 @@ fn expectation() -> SandboxExpectation {
         gid: 0,
         allowed_capabilities: CAP_SETUID | CAP_SETGID | CAP_KILL,
         landlock_floor: Some(4),
+        command_cgroups: true,
     }
 }
 
@@ -59,6 +60,7 @@ fn described() -> wire::DescribeResponse {
             cap_bounding: CAP_SETUID | CAP_SETGID | CAP_KILL,
             no_new_privileges: true,
             landlock_abi: Some(6),
+            command_cgroups: true,
             ..wire::Sandbox::default()
         }),
         tools: vec![wire::ToolDeclaration {
@@ -168,6 +170,20 @@ fn arch4_a_landlock_abi_below_the_floor_or_none_is_named() {
 }
 
 #[test]
+fn s6_1_a_worker_running_commands_without_their_own_cgroup_is_refused() {
+    let mut d = described();
+    d.sandbox.as_mut().expect("sandbox").command_cgroups = false;
+    let found = gaps(&d);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("sandbox.command_cgroups: ")
+            && found[0].contains("--cgroup-root"),
+        "the gap names the field and the fix: {}",
+        found[0]
+    );
+}
+
+#[test]
 fn arch4_another_user_a_changed_declaration_or_an_unspecified_gate_is_named() {
     let mut d = described();
     d.sandbox.as_mut().expect("sandbox").effective_uid = 1000;
@@ -214,6 +230,7 @@ fn arch4_this_very_process_observed_is_judged() {
         gid: observed.effective_gid,
         allowed_capabilities: 0,
         landlock_floor: None,
+        command_cgroups: false,
     };
     let mut d = described();
     d.sandbox = Some(observed);

@@ -2,6 +2,7 @@
 //! executes each approved command as the agent's own OS user, confined by
 //! the kernel rather than by this code.
 
+pub mod cgroups;
 pub mod confine;
 pub mod launch;
 pub mod output;

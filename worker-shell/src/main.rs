@@ -22,7 +22,7 @@ use collegium_worker_kit::admission::Admission;
 use collegium_worker_kit::audit::AuditLog;
 use collegium_worker_kit::grant::GrantVerifier;
 use collegium_worker_kit::serve::{PeerPolicy, serve};
-use collegium_worker_shell::confine;
+use collegium_worker_shell::{cgroups, confine};
 use collegium_worker_shell::service::{AgentUser, NAMESPACE, ShellWorker};
 use nix::unistd::User;
 use tokio::signal::unix::{SignalKind, signal};
@@ -45,9 +45,9 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
         /// A directory of a cgroup v2 hierarchy for per-command cgroups.
-        /// Unset, `/sys/fs/cgroup/collegium-shell` where the host's
-        /// hierarchy is v2; on a host without one a deadline reaches the
-        /// command's process group only.
+        /// Unset, `collegium-shell` in the host's cgroup v2 hierarchy,
+        /// wherever it is mounted; on a host without one the worker says so
+        /// at the handshake and the daemon refuses to boot.
         #[arg(long)]
         cgroup_root: Option<PathBuf>,
         /// The lowest Landlock ABI the shell runs under.
@@ -121,12 +121,7 @@ fn set_up(
             "this kernel's Landlock ABI is {landlock_abi}, below the floor {landlock_floor}: the shell does not run unconfined"
         );
     }
-    let cgroup_root = cgroup_root.or_else(host_cgroup);
-    if let Some(root) = &cgroup_root {
-        std::fs::create_dir_all(root)
-            .with_context(|| format!("the cgroup root {}", root.display()))?;
-        sweep_cgroups(root);
-    }
+    let cgroup_root = command_cgroup_root(cgroup_root)?;
     let loaded =
         collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
     let layout = collegium_control::host::layout(&loaded, "collegium")?;
@@ -261,28 +256,35 @@ fn through(dir: &OwnedFd) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()))
 }
 
-/// Commands a stopped or crashed worker left running are killed and their
-/// cgroups removed: nothing an agent starts outlives its command.
-fn sweep_cgroups(root: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        if entry.file_name().to_string_lossy().starts_with("cmd-") {
-            drop(collegium_worker_shell::run::CommandCgroup::adopt(
-                entry.path(),
-            ));
+/// Where per-command cgroups go. One named with `--cgroup-root` must hold
+/// them, or the worker does not start; the host's own hierarchy is used
+/// where it has one. Without either the worker serves, says so at the
+/// handshake, and the daemon refuses to boot (§6.1): a command is never run
+/// silently without its kill switch.
+fn command_cgroup_root(named: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+    let root = match named {
+        Some(root) => {
+            cgroups::prepare(&root).context("--cgroup-root")?;
+            root
         }
-    }
-}
-
-/// The host's own cgroup v2 hierarchy, where it has one (a systemd host):
-/// per-command cgroups go in a directory of their own beneath it.
-fn host_cgroup() -> Option<PathBuf> {
-    let root = PathBuf::from("/sys/fs/cgroup");
-    root.join("cgroup.controllers")
-        .exists()
-        .then(|| root.join("collegium-shell"))
+        None => match cgroups::host_root() {
+            Some(root) => match cgroups::prepare(&root) {
+                Ok(()) => root,
+                Err(error) => {
+                    eprintln!("collegium-worker-shell: no command cgroups: {error}");
+                    return Ok(None);
+                }
+            },
+            None => {
+                eprintln!(
+                    "collegium-worker-shell: no command cgroups: this host mounts no cgroup v2 hierarchy"
+                );
+                return Ok(None);
+            }
+        },
+    };
+    cgroups::sweep(&root, std::process::id());
+    Ok(Some(root))
 }
 
 /// Every capability set of this (still single-threaded) process reduced to

@@ -114,8 +114,9 @@ impl Toolset for ShellWorker {
     ) -> Result<Response<DescribeResponse>, Status> {
         let request = request.into_inner();
         self.admission.handshake(&request)?;
-        let sandbox = sandbox::observe(Some(u32::from(self.landlock_abi)))
+        let mut sandbox = sandbox::observe(Some(u32::from(self.landlock_abi)))
             .map_err(|e| Status::internal(e.to_string()))?;
+        sandbox.command_cgroups = self.cgroup_root.is_some();
         Ok(Response::new(DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
@@ -276,7 +277,10 @@ impl ShellWorker {
         let cgroup = match &self.cgroup_root {
             Some(root) => match CommandCgroup::create(
                 root,
-                &format!("cmd-{}", digest(call.call_id.as_bytes())),
+                &crate::cgroups::command_name(
+                    std::process::id(),
+                    &digest(call.call_id.as_bytes()),
+                ),
             ) {
                 Ok(cgroup) => Some(cgroup),
                 Err(error) => {

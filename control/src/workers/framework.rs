@@ -62,7 +62,8 @@ pub async fn connect(
         return Err(FrameworkError::Host(problems));
     }
     // Root with only what running a command as another user takes, no new
-    // privileges, and Landlock confining what it runs.
+    // privileges, Landlock confining what it runs, and a cgroup per command
+    // so nothing a command starts outlives it.
     let spec = WorkerSpec {
         socket: socket(loaded, "shell"),
         served_by: Some(0),
@@ -72,6 +73,7 @@ pub async fn connect(
             gid: 0,
             allowed_capabilities: CAP_SETUID | CAP_SETGID | CAP_KILL,
             landlock_floor: Some(1),
+            command_cgroups: true,
         },
     };
     let worker = Worker::connect(&spec, signer).await?;

@@ -25,6 +25,9 @@ pub struct SandboxExpectation {
     pub allowed_capabilities: u64,
     /// The lowest Landlock ABI accepted, for a worker that confines with it.
     pub landlock_floor: Option<u32>,
+    /// Whether each command the worker runs must get a cgroup of its own,
+    /// for a worker that runs commands (§6.1).
+    pub command_cgroups: bool,
 }
 
 impl SandboxExpectation {
@@ -38,6 +41,7 @@ impl SandboxExpectation {
             gid: me.effective_gid,
             allowed_capabilities: me.cap_bounding,
             landlock_floor: None,
+            command_cgroups: false,
         })
     }
 }
@@ -160,6 +164,12 @@ fn compare_sandbox(
                 format!("the worker applies no Landlock ruleset; ABI {floor} or later is required"),
             ),
         }
+    }
+    if expected.command_cgroups && !reported.command_cgroups {
+        gap(
+            "sandbox.command_cgroups",
+            "the worker runs commands without a cgroup of their own, so what a command starts could outlive it; mount a cgroup v2 hierarchy (a hybrid host has one at /sys/fs/cgroup/unified) or start the worker with --cgroup-root".into(),
+        );
     }
 }
 

@@ -138,6 +138,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
                 gid: user.gid.as_raw(),
                 allowed_capabilities: 0,
                 landlock_floor: None,
+                command_cgroups: false,
             },
             None => daemon,
         };

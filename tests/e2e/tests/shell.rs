@@ -223,6 +223,64 @@ async fn s3_4_the_shell_settings_bound_what_a_command_shows_and_how_long_it_runs
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_child_that_left_its_session_does_not_outlive_its_command_on_this_host() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h, "outlive");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    // Started as the shipped unit starts it: no --cgroup-root, so the worker
+    // finds the host's cgroup v2 hierarchy itself, hybrid hosts included.
+    let _worker = start_worker(&h).expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    // A sleep no other process runs: its length is this test's own.
+    let marker = format!("{}.5", 100_000 + std::process::id() % 100_000);
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "shell__run",
+                json!({"command": format!(
+                    "setsid sleep {marker} </dev/null >/dev/null 2>&1 & echo started"
+                )}),
+            )]),
+            reply("Done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira start it").await;
+    let run = h.wait_post(&square, "mira", "setsid sleep", since).await;
+    h.click("ana", &run.id, "approve").await;
+    h.wait_post(&square, "mira", "Done.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert!(results[0].starts_with("exit status 0\n[stdout]\nstarted\n"), "{}", results[0]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sleeping(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command's setsid child outlived it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_dir_all(&roots);
+}
+
+/// Whether a `sleep MARKER` is running anywhere on the host.
+fn sleeping(marker: &str) -> bool {
+    let wanted = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline == wanted.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn s6_1_boot_refuses_a_shell_agent_the_host_is_not_laid_out_for() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "refused");

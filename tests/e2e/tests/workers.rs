@@ -33,6 +33,7 @@ fn as_started() -> SandboxExpectation {
         gid: nix::unistd::getegid().as_raw(),
         allowed_capabilities: u64::MAX,
         landlock_floor: None,
+        command_cgroups: false,
     }
 }
 
@@ -508,6 +509,7 @@ async fn arch4_a_worker_under_its_own_user_is_checked_by_both_ends() {
         gid,
         allowed_capabilities: 0,
         landlock_floor: None,
+        command_cgroups: false,
     };
     let spec = WorkerSpec {
         socket: fixture.socket.clone(),

@@ -1,0 +1,205 @@
+//! Where per-command cgroups live (§6.1, ARCHITECTURE §4): a directory of
+//! the host's cgroup v2 hierarchy, wherever the host mounts it. A systemd
+//! host in unified mode mounts it at `/sys/fs/cgroup`; a hybrid host at
+//! `/sys/fs/cgroup/unified`, beside the v1 controllers. Looking only at the
+//! first left a hybrid host running every command without its kill switch,
+//! so the mount is found the way the kernel reports it, in
+//! `/proc/self/mountinfo`.
+//!
+//! Several workers may share one root (two deployments on a host, a test
+//! suite's workers): each names its commands' cgroups after its own pid, and
+//! a starting worker sweeps only what a worker no longer running left.
+
+use std::path::{Path, PathBuf};
+
+use crate::run::CommandCgroup;
+
+/// The directory under the hierarchy's root the worker's cgroups go in.
+const DIRECTORY: &str = "collegium-shell";
+/// `statfs`'s filesystem type of a cgroup v2 mount.
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupRootError {
+    #[error("{root}: {source}")]
+    Io {
+        root: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} is not in a cgroup v2 hierarchy")]
+    NotCgroup2(PathBuf),
+    #[error(
+        "{0} has no cgroup.kill: this kernel cannot kill a cgroup whole (Linux 5.14 or later can)"
+    )]
+    NoKill(PathBuf),
+}
+
+/// The worker's directory in the host's cgroup v2 hierarchy, where the host
+/// mounts one.
+pub fn host_root() -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    unified_mount(&mountinfo).map(|mount| mount.join(DIRECTORY))
+}
+
+/// The mount point of the first cgroup v2 filesystem in `mountinfo`'s text.
+pub fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        // Fields before " - " are the mount's own; the first after it is
+        // the filesystem type (proc(5)).
+        let (mount, filesystem) = line.split_once(" - ")?;
+        if filesystem.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        mount.split_whitespace().nth(4).map(|p| PathBuf::from(unescape(p)))
+    })
+}
+
+/// A mountinfo path with its octal escapes (`\040` for a space) decoded.
+fn unescape(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 4);
+        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            Some(byte) => {
+                out.push(char::from(byte));
+                rest = &rest[at + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Makes `root` where missing and checks it can hold killable cgroups:
+/// it is on a cgroup v2 mount and the kernel offers `cgroup.kill`.
+pub fn prepare(root: &Path) -> Result<(), CgroupRootError> {
+    let io = |source| CgroupRootError::Io {
+        root: root.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(root).map_err(io)?;
+    let stat = rustix::fs::statfs(root).map_err(|e| io(e.into()))?;
+    #[allow(clippy::useless_conversion)] // f_type's width differs by target.
+    if i64::from(stat.f_type) != CGROUP2_SUPER_MAGIC {
+        return Err(CgroupRootError::NotCgroup2(root.to_path_buf()));
+    }
+    if !root.join("cgroup.kill").exists() {
+        return Err(CgroupRootError::NoKill(root.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The name of a command's cgroup: the worker's pid, then the call's digest.
+pub fn command_name(worker: u32, call: &str) -> String {
+    format!("cmd-{worker}-{call}")
+}
+
+/// Kills and removes what a worker no longer running left under `root`:
+/// nothing an agent starts outlives its command, even across a crash.
+pub fn sweep(root: &Path, me: u32) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(worker) = name.to_str().and_then(owner) else {
+            continue;
+        };
+        if worker == me || !is_running_worker(worker) {
+            drop(CommandCgroup::adopt(entry.path()));
+        }
+    }
+}
+
+/// The pid of the worker a command cgroup's name says made it; a name from
+/// before names carried it (`cmd-DIGEST`) counts as left by no one.
+fn owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("cmd-")?;
+    match rest.split_once('-') {
+        Some((pid, _)) => pid.parse().ok().or(Some(0)),
+        None => Some(0),
+    }
+}
+
+/// Whether `pid` is a running process of this same program.
+fn is_running_worker(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let (Ok(theirs), Ok(mine)) = (
+        std::fs::read_link(format!("/proc/{pid}/exe")),
+        std::env::current_exe(),
+    ) else {
+        return false;
+    };
+    theirs == mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UNIFIED: &str = "\
+24 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
+31 24 0:27 / /sys/fs/cgroup rw,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate
+";
+    const HYBRID: &str = "\
+30 24 0:26 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+40 30 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 30 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+    const V1_ONLY: &str = "\
+30 24 0:26 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+";
+
+    #[test]
+    fn s6_1_the_v2_hierarchy_is_found_where_a_unified_host_mounts_it() {
+        assert_eq!(unified_mount(UNIFIED), Some("/sys/fs/cgroup".into()));
+    }
+
+    #[test]
+    fn s6_1_the_v2_hierarchy_is_found_where_a_hybrid_host_mounts_it() {
+        assert_eq!(
+            unified_mount(HYBRID),
+            Some("/sys/fs/cgroup/unified".into())
+        );
+    }
+
+    #[test]
+    fn s6_1_a_host_with_v1_controllers_only_has_no_v2_hierarchy() {
+        assert_eq!(unified_mount(V1_ONLY), None);
+    }
+
+    #[test]
+    fn a_mount_point_with_a_space_is_decoded() {
+        let line = "41 30 0:38 / /srv/cg\\040two rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(unified_mount(line), Some("/srv/cg two".into()));
+    }
+
+    #[test]
+    fn s6_1_a_directory_outside_a_cgroup_hierarchy_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("cgroups");
+        assert!(matches!(
+            prepare(&root),
+            Err(CgroupRootError::NotCgroup2(_))
+        ));
+    }
+
+    #[test]
+    fn s6_1_a_sweep_leaves_a_running_workers_commands_alone() {
+        assert_eq!(owner("cmd-41-abc"), Some(41));
+        assert_eq!(owner("cmd-abc"), Some(0), "an older name: left by no one");
+        assert_eq!(owner("other"), None, "not a command's cgroup");
+        assert!(is_running_worker(std::process::id()));
+        assert!(!is_running_worker(0));
+    }
+}
