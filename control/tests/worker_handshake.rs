@@ -176,8 +176,7 @@ fn s6_1_a_worker_running_commands_without_their_own_cgroup_is_refused() {
     let found = gaps(&d);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
-        found[0].starts_with("sandbox.command_cgroups: ")
-            && found[0].contains("--cgroup-root"),
+        found[0].starts_with("sandbox.command_cgroups: ") && found[0].contains("--cgroup-root"),
         "the gap names the field and the fix: {}",
         found[0]
     );

@@ -50,7 +50,10 @@ pub fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
         if filesystem.split_whitespace().next()? != "cgroup2" {
             return None;
         }
-        mount.split_whitespace().nth(4).map(|p| PathBuf::from(unescape(p)))
+        mount
+            .split_whitespace()
+            .nth(4)
+            .map(|p| PathBuf::from(unescape(p)))
     })
 }
 
@@ -167,10 +170,7 @@ mod tests {
 
     #[test]
     fn s6_1_the_v2_hierarchy_is_found_where_a_hybrid_host_mounts_it() {
-        assert_eq!(
-            unified_mount(HYBRID),
-            Some("/sys/fs/cgroup/unified".into())
-        );
+        assert_eq!(unified_mount(HYBRID), Some("/sys/fs/cgroup/unified".into()));
     }
 
     #[test]

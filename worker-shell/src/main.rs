@@ -22,8 +22,8 @@ use collegium_worker_kit::admission::Admission;
 use collegium_worker_kit::audit::AuditLog;
 use collegium_worker_kit::grant::GrantVerifier;
 use collegium_worker_kit::serve::{PeerPolicy, serve};
-use collegium_worker_shell::{cgroups, confine};
 use collegium_worker_shell::service::{AgentUser, NAMESPACE, ShellWorker};
+use collegium_worker_shell::{cgroups, confine};
 use nix::unistd::User;
 use tokio::signal::unix::{SignalKind, signal};
 

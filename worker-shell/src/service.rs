@@ -277,10 +277,7 @@ impl ShellWorker {
         let cgroup = match &self.cgroup_root {
             Some(root) => match CommandCgroup::create(
                 root,
-                &crate::cgroups::command_name(
-                    std::process::id(),
-                    &digest(call.call_id.as_bytes()),
-                ),
+                &crate::cgroups::command_name(std::process::id(), &digest(call.call_id.as_bytes())),
             ) {
                 Ok(cgroup) => Some(cgroup),
                 Err(error) => {

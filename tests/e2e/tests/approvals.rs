@@ -206,7 +206,10 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
     // saw on "Deny with reason" does not approve.
     let reason = sign(&key, &button(&approval, "reason", None));
     let (replayed, _) = callback(&h, DECISION, &forge(&h.user("ana").await.id, &reason)).await;
-    assert_eq!(replayed, 403, "a button's signature replayed as another's is refused");
+    assert_eq!(
+        replayed, 403,
+        "a button's signature replayed as another's is refused"
+    );
     let signature = sign(&key, &button(&approval, "approve", None));
     // Joining the team joins Town Square, as on a real server: the outsider
     // is on no team at all.

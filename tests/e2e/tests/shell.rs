@@ -258,7 +258,11 @@ async fn s6_1_a_child_that_left_its_session_does_not_outlive_its_command_on_this
     h.click("ana", &run.id, "approve").await;
     h.wait_post(&square, "mira", "Done.", since).await;
     let results = tool_results(&turn_requests(&h).pop().expect("completions"));
-    assert!(results[0].starts_with("exit status 0\n[stdout]\nstarted\n"), "{}", results[0]);
+    assert!(
+        results[0].starts_with("exit status 0\n[stdout]\nstarted\n"),
+        "{}",
+        results[0]
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while sleeping(&marker) {
         assert!(

@@ -42,8 +42,8 @@ use super::calls::{self, CallScope, Executed, Outcome};
 use super::fold::FoldGate;
 use super::rejections::{AfterRejection, Rejection, RejectionCount, check_reply};
 use super::status_post::StatusPost;
-use crate::approvals::prompt;
 use crate::approvals::Decided;
+use crate::approvals::prompt;
 use crate::services::{Halt, Seat, Services, Steer};
 use crate::store::decisions::NewDecision;
 
