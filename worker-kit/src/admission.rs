@@ -12,7 +12,7 @@ use collegium_proto::toolset::v1::{
 use tonic::Status;
 
 use crate::audit::{AuditLog, Outcome, Record};
-use crate::grant::{GrantVerifier, arguments_digest};
+use crate::grant::{GrantRefusal, GrantVerifier, arguments_digest};
 
 pub struct Admission {
     namespace: String,
@@ -115,9 +115,15 @@ impl Admission {
                 if let Err(status) = self.write(record) {
                     tracing::error!(error = %status.message(), "a refused grant's audit line could not be written");
                 }
-                Err(Status::permission_denied(format!(
-                    "grant refused: {refusal}"
-                )))
+                // A worker that holds no key was started after the daemon's
+                // handshake (a restart under a running daemon): a code of its
+                // own tells the daemon to hand the key over again.
+                let message = format!("grant refused: {refusal}");
+                Err(if refusal == GrantRefusal::NoKey {
+                    Status::unauthenticated(message)
+                } else {
+                    Status::permission_denied(message)
+                })
             }
         }
     }

@@ -55,6 +55,10 @@ pub struct Worker {
     client: ToolsetClient<Channel>,
     tools: BTreeMap<String, ToolDeclaration>,
     described: DescribeResponse,
+    /// What the worker was held to at boot, to hold a restarted worker to
+    /// the same (ARCHITECTURE §4).
+    declaration: ToolsetDeclaration,
+    sandbox: SandboxExpectation,
 }
 
 /// One call to send.
@@ -129,18 +133,7 @@ impl Worker {
                 socket: spec.socket.clone(),
                 reason: error_chain(&e),
             })?;
-        let described = client
-            .describe(DescribeRequest {
-                protocol_version: PROTOCOL_VERSION,
-                boot_id: signer.boot_id().to_string(),
-                grant_public_key: signer.public_key().to_vec(),
-            })
-            .await
-            .map_err(|status| WorkerError::Describe {
-                worker: namespace.clone(),
-                reason: status.message().to_string(),
-            })?
-            .into_inner();
+        let described = handshake(&mut client, &namespace, signer).await?;
         let declaration = declare(&namespace, &described);
         let gaps = compare(&declaration, &spec.sandbox, &described);
         if !gaps.is_empty() {
@@ -159,8 +152,27 @@ impl Worker {
                 .map(|t| (t.name.clone(), t.clone()))
                 .collect(),
             described,
+            declaration: declaration.clone(),
+            sandbox: spec.sandbox.clone(),
         };
         Ok((worker, declaration))
+    }
+
+    /// Hands the boot's key to a worker that restarted under this daemon and
+    /// holds it to what it was held to at boot: a restarted worker that no
+    /// longer matches serves nothing.
+    async fn handshake_again(&self, signer: &GrantSigner) -> Result<(), WorkerError> {
+        let described = handshake(&mut self.client.clone(), &self.namespace, signer).await?;
+        let gaps = compare(&self.declaration, &self.sandbox, &described);
+        if gaps.is_empty() {
+            tracing::info!(worker = %self.namespace, "a restarted worker was handshaken again");
+            return Ok(());
+        }
+        Err(HandshakeRefused {
+            worker: self.namespace.clone(),
+            gaps,
+        }
+        .into())
     }
 
     /// What the worker reported at the handshake, for `/collegium inspect`.
@@ -220,20 +232,28 @@ impl Worker {
         };
         store.call(move |s| s.record_dispatch(&record)).await?;
 
-        let sent = tokio::time::timeout(
-            dispatch.deadline,
-            self.exchange(
-                InvokeRequest {
-                    call: Some(call),
-                    grant: Some(grant),
+        let request = InvokeRequest {
+            call: Some(call),
+            grant: Some(grant),
+        };
+        let sent = tokio::time::timeout(dispatch.deadline, async {
+            match self.exchange(request.clone(), &mut progress).await {
+                // The worker restarted since boot and holds no key: it
+                // refused before acting, so the call is sent once more
+                // after the key is handed over again.
+                Exchange::NotHandshaken(reason) => match self.handshake_again(signer).await {
+                    Ok(()) => self.exchange(request, &mut progress).await,
+                    Err(error) => Exchange::RefusedBeforeActing(format!("{reason}; {error}")),
                 },
-                &mut progress,
-            ),
-        )
+                exchanged => exchanged,
+            }
+        })
         .await;
         let outcome = match sent {
             Ok(Exchange::Result(result)) => CallOutcome::Finished(result),
-            Ok(Exchange::RefusedBeforeActing(reason)) => CallOutcome::NotSent(reason),
+            Ok(Exchange::RefusedBeforeActing(reason) | Exchange::NotHandshaken(reason)) => {
+                CallOutcome::NotSent(reason)
+            }
             Ok(Exchange::Lost(reason)) => lost(declared, reason),
             Err(_) => {
                 // Best effort, and bounded: a wedged worker must not hold the
@@ -341,7 +361,30 @@ const CANCEL_WAIT: Duration = Duration::from_secs(2);
 enum Exchange {
     Result(Box<ToolResult>),
     RefusedBeforeActing(String),
+    /// Refused before acting because the worker holds no boot key.
+    NotHandshaken(String),
     Lost(String),
+}
+
+/// The handshake: the boot's key handed over, and the worker's report of
+/// itself back.
+async fn handshake(
+    client: &mut ToolsetClient<Channel>,
+    namespace: &str,
+    signer: &GrantSigner,
+) -> Result<DescribeResponse, WorkerError> {
+    client
+        .describe(DescribeRequest {
+            protocol_version: PROTOCOL_VERSION,
+            boot_id: signer.boot_id().to_string(),
+            grant_public_key: signer.public_key().to_vec(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|status| WorkerError::Describe {
+            worker: namespace.to_string(),
+            reason: status.message().to_string(),
+        })
 }
 
 /// An error before the call produced anything. The worker kit refuses with
@@ -358,6 +401,9 @@ fn before_any_event(status: &tonic::Status) -> Exchange {
         ));
     }
     match status.code() {
+        Code::Unauthenticated => {
+            Exchange::NotHandshaken(format!("the worker refused the call: {}", status.message()))
+        }
         Code::PermissionDenied
         | Code::InvalidArgument
         | Code::NotFound

@@ -452,6 +452,27 @@ async fn s7_1_a_worker_killed_mid_call_ends_each_call_as_its_declaration_says() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn arch4_a_worker_restarted_under_the_daemon_is_handshaken_again() {
+    let mut s = setup().await;
+    // The worker restarts (a crash, a package upgrade, an operator's
+    // restart) while the daemon runs: the new process holds no boot key.
+    s.fixture.kill();
+    s.fixture = FixtureProcess::start(s.dir.path(), me(), None);
+    let outcome = invoke(&s, dispatch("r1", "read", json!({"key": "k"}))).await;
+    assert_eq!(
+        success_text(&outcome),
+        "the value of k",
+        "the key is handed over again and the call runs"
+    );
+    assert_eq!(recorded(&s, "r1").await.0.as_deref(), Some("success"));
+    let asked = fixture_toolset::asked(&s.fixture.record);
+    assert_eq!(asked.len(), 1, "the tool ran once: {asked:?}");
+    // And the calls after it need no second handshake.
+    let outcome = invoke(&s, dispatch("r2", "read", json!({"key": "j"}))).await;
+    assert_eq!(success_text(&outcome), "the value of j");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn arch4_a_worker_that_differs_from_its_declaration_is_refused_naming_the_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fixture = FixtureProcess::start(dir.path(), me(), None);
