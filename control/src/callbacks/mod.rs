@@ -6,6 +6,7 @@
 //! people, before anything is recorded.
 
 mod command;
+pub mod connections;
 mod decision;
 
 use std::net::SocketAddr;
@@ -15,7 +16,7 @@ use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::post;
 use tokio::sync::{mpsc, watch};
-use tracing::{info, warn};
+use tracing::info;
 
 use crate::lanes::LaneInput;
 use crate::services::Services;
@@ -48,7 +49,7 @@ impl FromRef<Routes> for Arc<Services> {
 pub async fn serve(
     addr: SocketAddr,
     routes: Routes,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> Result<(), BindError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -59,15 +60,11 @@ pub async fn serve(
         .route(crate::commands::ROUTE, post(command::command))
         .with_state(routes);
     info!(%addr, "listening for Mattermost callbacks");
-    tokio::spawn(async move {
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = stop.changed().await;
-            })
-            .await;
-        if let Err(error) = served {
-            warn!(%error, "the callback server stopped");
-        }
-    });
+    tokio::spawn(connections::serve(
+        listener,
+        router,
+        connections::LIMITS,
+        stop,
+    ));
     Ok(())
 }

@@ -76,9 +76,30 @@ pub enum DaemonError {
     },
 }
 
+/// Raises the soft limit on open descriptors to the hard limit: the
+/// daemon's store, its Mattermost socket and its model connections must not
+/// run out because the callback port is busy (§6.4), whose connections are
+/// capped far below it (`callbacks::connections::LIMITS`).
+fn raise_descriptor_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current == limit.maximum {
+        return;
+    }
+    let raised = rustix::process::Rlimit {
+        current: limit.maximum,
+        maximum: limit.maximum,
+    };
+    match setrlimit(Resource::Nofile, raised) {
+        Ok(()) => info!(descriptors = ?limit.maximum, "descriptor limit raised to the hard limit"),
+        Err(error) => warn!(%error, "the descriptor limit could not be raised"),
+    }
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(config_path: &Path) -> Result<(), DaemonError> {
     init_logging();
+    raise_descriptor_limit();
     let loaded = config::load(config_path)?;
     info!(
         config = %config_path.display(),

@@ -396,3 +396,83 @@ async fn s7_5_a_steer_names_only_an_agent_of_this_channel() {
         "{last}"
     );
 }
+
+/// A process holding as many connections to `port` as its descriptors
+/// allow, from 127.0.0.2, each a request whose headers never finish: a
+/// connection flood and a slow-request flood at once. Killed when dropped.
+struct Flood(std::process::Child);
+
+impl Flood {
+    fn start(port: u16) -> (Self, usize) {
+        let script = format!(
+            r#"
+import socket, sys, time
+held = []
+while True:
+    try:
+        s = socket.socket()
+        s.bind(("127.0.0.2", 0))
+        s.connect(("127.0.0.1", {port}))
+        s.send(b"POST /mattermost/command HTTP/1.1\r\nHost: x\r\n")
+        held.append(s)
+    except OSError:
+        break
+print(len(held), flush=True)
+time.sleep(600)
+"#
+        );
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs the flood");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+            &mut line,
+        )
+        .expect("the flood's count");
+        (Self(child), line.trim().parse().expect("a count"))
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_4_a_flood_on_the_callback_port_starves_no_one() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__write", json!({"path": "a.txt", "content": "x"}))]),
+            reply("Still here."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write it").await;
+    h.wait_post(&square, "mira", "Approval needed", since).await;
+    let port = h.loaded().config.callbacks.bind.port();
+    // As many connections as a process of this host may hold: without a
+    // cap they would take every descriptor the daemon has.
+    let (_flood, held) = Flood::start(port);
+    assert!(held > 1000, "the flood held {held} connections");
+    // Another turn reaches its model and posts; a person's stop is
+    // answered and carried out.
+    h.say("ana", &dm, "are you there?").await;
+    h.wait_post(&dm, "mira", "Still here.", since).await;
+    h.command("ana", &square, "/collegium stop").await;
+    h.wait_post(
+        &square,
+        "collegium",
+        "Stopped Mira here at @ana's command",
+        since,
+    )
+    .await;
+}
