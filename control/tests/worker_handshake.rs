@@ -232,7 +232,7 @@ fn arch4_this_very_process_observed_is_judged() {
         command_cgroups: false,
     };
     let mut d = described();
-    d.sandbox = Some(observed);
+    d.sandbox = Some(observed.clone());
     let found: Vec<String> = compare(&declared(), &strict, &d)
         .iter()
         .map(ToString::to_string)
