@@ -131,6 +131,8 @@ pub fn wait_outside(child: Pid) -> i32 {
     }
     // Blocked, they stay pending until this process exits with the
     // command's status. The child forked before this keeps its own mask.
+    // Should blocking fail, a signal ends this process as it would have the
+    // command, and the namespace with it: only the status reported differs.
     let _ = held.thread_block();
     reap_until(child)
 }
@@ -152,7 +154,9 @@ pub fn reap_until(command: Pid) -> i32 {
 }
 
 /// The namespace's first process dies with the launcher, and the namespace
-/// with it: a launcher killed outright leaves nothing running.
+/// with it: a launcher killed outright leaves nothing running. (A launcher
+/// killed in the instant before this is set is SIGKILLed by the worker,
+/// which kills the command's cgroup as well.)
 pub fn die_with_launcher() -> Result<(), NamespaceError> {
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(step("parent-death signal"))
 }
