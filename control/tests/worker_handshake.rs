@@ -42,6 +42,7 @@ fn expectation() -> SandboxExpectation {
         allowed_capabilities: CAP_SETUID | CAP_SETGID | CAP_KILL,
         landlock_floor: Some(4),
         command_cgroups: true,
+        command_namespaces: &["pid", "mount", "ipc"],
     }
 }
 
@@ -61,6 +62,7 @@ fn described() -> wire::DescribeResponse {
             no_new_privileges: true,
             landlock_abi: Some(6),
             command_cgroups: true,
+            namespaces: vec!["pid".into(), "mount".into(), "ipc".into()],
             ..wire::Sandbox::default()
         }),
         tools: vec![wire::ToolDeclaration {
@@ -230,9 +232,10 @@ fn arch4_this_very_process_observed_is_judged() {
         allowed_capabilities: 0,
         landlock_floor: None,
         command_cgroups: false,
+        command_namespaces: &[],
     };
     let mut d = described();
-    d.sandbox = Some(observed);
+    d.sandbox = Some(observed.clone());
     let found: Vec<String> = compare(&declared(), &strict, &d)
         .iter()
         .map(ToString::to_string)
@@ -268,4 +271,21 @@ fn arch4_the_refusal_names_the_worker_and_every_field() {
          - sandbox.no_new_privileges: not set: what the worker executes could gain privileges\n  \
          - tools.run: missing: the worker does not serve it"
     );
+}
+
+#[test]
+fn s6_1_a_worker_running_commands_without_their_own_namespaces_is_refused() {
+    let mut d = described();
+    d.sandbox.as_mut().expect("sandbox").namespaces = vec!["mount".into()];
+    let found = gaps(&d);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("sandbox.namespaces: ")
+            && found[0].contains("pid, ipc namespace")
+            && found[0].contains("user.max_user_namespaces"),
+        "the gap names the field, what is missing and the fix: {}",
+        found[0]
+    );
+    d.sandbox.as_mut().expect("sandbox").namespaces.clear();
+    assert!(gaps(&d)[0].contains("pid, mount, ipc namespace"));
 }

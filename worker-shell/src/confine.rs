@@ -1,6 +1,7 @@
 //! The command's Landlock ruleset (ARCHITECTURE §4): the agent's home
-//! read-write, its workspace read-only, the system's directories read and
-//! execute, a few devices usable, `/proc` readable, and nothing else. The
+//! read-write, its workspace read-only, its private TMPDIR read-write, the
+//! system's directories read and execute, a few devices usable, its own
+//! `/proc` readable, and nothing else. The
 //! network is not restricted: A2 leaves the shell's network to the
 //! approval. Below the configured ABI floor the launcher refuses to run.
 
@@ -83,6 +84,8 @@ pub fn restrict(request: &LaunchRequest) -> Result<(), ConfineError> {
         Ok(())
     };
     allow(&request.home, all)?;
+    // The command's own tmpfs, mounted by now (`namespaces`).
+    allow(Path::new(crate::namespaces::TMPDIR), all)?;
     if let Some(workspace) = &request.workspace {
         allow(workspace, read)?;
     }

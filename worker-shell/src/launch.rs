@@ -4,13 +4,13 @@
 //! every other inherited descriptor, starts a session, sets rlimits, joins
 //! the command's cgroup, drops to the agent's groups, gid and uid (from
 //! root, which clears every capability), checks that no capability is left,
-//! sets no-new-privileges and Landlock, makes the per-turn TMPDIR, and execs
-//! `bash -c -- COMMAND` with an allowlisted environment. It never changes
+//! makes the command's own user, PID, mount and IPC namespaces (a private
+//! `/proc` and TMPDIR; `namespaces`), sets no-new-privileges and Landlock,
+//! and execs `bash -c -- COMMAND` with an allowlisted environment. It never changes
 //! user inside a multi-threaded process, and never runs a command it could
 //! not confine: each refusal exits with `LAUNCH_REFUSED` naming its step.
 
 use std::io::Read;
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -18,8 +18,8 @@ use caps::CapSet;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::unistd::{Gid, Uid, setgroups, setresgid, setresuid, setsid};
 
-use crate::confine;
 use crate::request::{CLEAN_PATH, LAUNCH_REFUSED, LaunchRequest, REFUSED};
+use crate::{confine, namespaces};
 
 /// Runs the launcher; returns only to exit with a refusal.
 pub fn main() -> std::process::ExitCode {
@@ -51,13 +51,25 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
             .map_err(|e| format!("joining {}: {e}", cgroup.display()))?;
     }
     become_agent(&request)?;
+    namespaces::enter(request.uid, request.gid).map_err(|e| e.to_string())?;
+    if let Some(first) =
+        namespaces::fork_once("fork into the pid namespace").map_err(|e| e.to_string())?
+    {
+        std::process::exit(namespaces::wait_outside(first));
+    }
+    namespaces::die_with_launcher().map_err(|e| e.to_string())?;
+    namespaces::mount_private().map_err(|e| e.to_string())?;
     confine::restrict(&request).map_err(|e| e.to_string())?;
-    let tmp = request.home.join(".tmp").join(&request.tmp_name);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&tmp)
-        .map_err(|e| format!("making TMPDIR {}: {e}", tmp.display()))?;
+    // The namespace's first process stays to reap what the command orphans;
+    // the command is its child.
+    if let Some(command) = namespaces::fork_once("fork the command").map_err(|e| e.to_string())? {
+        std::process::exit(namespaces::reap_until(command));
+    }
+    Err(exec_bash(&request))
+}
+
+/// Execs the command; returns only why it could not.
+fn exec_bash(request: &LaunchRequest) -> String {
     // std's exec resets the signal mask and SIGPIPE to their defaults.
     let error = Command::new("/bin/bash")
         .arg("-c")
@@ -66,12 +78,12 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
         .env_clear()
         .env("PATH", CLEAN_PATH)
         .env("HOME", &request.home)
-        .env("TMPDIR", &tmp)
+        .env("TMPDIR", namespaces::TMPDIR)
         .env("LANG", "C.UTF-8")
         .env("SHELL", "/bin/bash")
         .current_dir(&request.home)
         .exec();
-    Err(format!("exec bash: {error}"))
+    format!("exec bash: {error}")
 }
 
 fn read_request() -> Result<LaunchRequest, String> {

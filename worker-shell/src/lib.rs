@@ -5,6 +5,7 @@
 pub mod cgroups;
 pub mod confine;
 pub mod launch;
+pub mod namespaces;
 pub mod output;
 pub mod request;
 pub mod run;

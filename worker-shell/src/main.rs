@@ -59,12 +59,16 @@ enum Command {
     },
     /// The per-command launcher; reads its request on stdin.
     Launch,
+    /// Tries, once at the worker's start, the namespaces a launch makes.
+    #[command(hide = true)]
+    ProbeNamespaces,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Launch => collegium_worker_shell::launch::main(),
+        Command::ProbeNamespaces => collegium_worker_shell::namespaces::probe_main(),
         Command::Serve {
             config,
             cgroup_root,
@@ -122,6 +126,8 @@ fn set_up(
         );
     }
     let cgroup_root = command_cgroup_root(cgroup_root)?;
+    let launcher = std::env::current_exe()?;
+    let namespaces = command_namespaces(&launcher);
     let loaded =
         collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
     let layout = collegium_control::host::layout(&loaded, "collegium")?;
@@ -199,7 +205,8 @@ fn set_up(
         worker: ShellWorker {
             admission: Arc::new(admission),
             agents,
-            launcher: std::env::current_exe()?,
+            launcher,
+            namespaces,
             cgroup_root,
             landlock_floor,
             landlock_abi,
@@ -285,6 +292,27 @@ fn command_cgroup_root(named: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>
     };
     cgroups::sweep(&root, std::process::id());
     Ok(Some(root))
+}
+
+/// The namespaces each command will get, found by trying them once with
+/// the launcher's own steps; none where any step fails, which the handshake
+/// reports and the daemon refuses (§6.1).
+fn command_namespaces(launcher: &std::path::Path) -> Vec<String> {
+    match std::process::Command::new(launcher)
+        .arg("probe-namespaces")
+        .stdin(std::process::Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => collegium_worker_shell::namespaces::APPLIED
+            .iter()
+            .map(|n| (*n).to_string())
+            .collect(),
+        Ok(_) => Vec::new(),
+        Err(error) => {
+            eprintln!("collegium-worker-shell: no command namespaces: {error}");
+            Vec::new()
+        }
+    }
 }
 
 /// Every capability set of this (still single-threaded) process reduced to

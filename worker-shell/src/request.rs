@@ -19,8 +19,6 @@ pub struct LaunchRequest {
     pub workspace: Option<PathBuf>,
     /// The approved bytes, in one argument slot of `bash -c --`.
     pub command: String,
-    /// The per-turn temporary directory's name, made under `home/.tmp/`.
-    pub tmp_name: String,
     /// The per-command cgroup to join, where the host has cgroup v2.
     pub cgroup: Option<PathBuf>,
     /// The lowest Landlock ABI the launcher runs under (§6.1).

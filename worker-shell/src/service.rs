@@ -44,13 +44,7 @@ pub struct AgentUser {
 
 impl AgentUser {
     /// A launch of `command` as this agent.
-    fn request(
-        &self,
-        command: String,
-        tmp_name: String,
-        cgroup: Option<PathBuf>,
-        floor: u8,
-    ) -> LaunchRequest {
+    fn request(&self, command: String, cgroup: Option<PathBuf>, floor: u8) -> LaunchRequest {
         LaunchRequest {
             uid: self.uid,
             gid: self.gid,
@@ -58,7 +52,6 @@ impl AgentUser {
             home: self.home.clone(),
             workspace: self.workspace.clone(),
             command,
-            tmp_name,
             cgroup,
             landlock_floor: floor,
             // The runner gives each launch its own.
@@ -71,6 +64,8 @@ pub struct ShellWorker {
     pub admission: Arc<Admission>,
     pub agents: BTreeMap<String, AgentUser>,
     pub launcher: PathBuf,
+    /// The namespaces each command gets, probed at start (§6.1).
+    pub namespaces: Vec<String>,
     pub cgroup_root: Option<PathBuf>,
     pub landlock_floor: u8,
     pub landlock_abi: u8,
@@ -117,6 +112,7 @@ impl Toolset for ShellWorker {
         let mut sandbox = sandbox::observe(Some(u32::from(self.landlock_abi)))
             .map_err(|e| Status::internal(e.to_string()))?;
         sandbox.command_cgroups = self.cgroup_root.is_some();
+        sandbox.namespaces = self.namespaces.clone();
         Ok(Response::new(DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
@@ -240,7 +236,6 @@ impl ShellWorker {
                     "for c in {}; do command -v -- \"$c\" >/dev/null 2>&1 && printf '%s\\n' \"$c\"; done",
                     words.join(" ")
                 ),
-                "probe".into(),
                 None,
                 self.landlock_floor,
             );
@@ -293,7 +288,6 @@ impl ShellWorker {
         };
         let request = agent.request(
             command.clone(),
-            call.turn_id.replace('/', "-"),
             cgroup.as_ref().map(|c| c.path().to_path_buf()),
             self.landlock_floor,
         );

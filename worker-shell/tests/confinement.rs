@@ -128,7 +128,6 @@ fn request(command: &str) -> LaunchRequest {
         home: host.home(AGENT),
         workspace: Some(host.workspace()),
         command: command.to_string(),
-        tmp_name: "turn-1".into(),
         cgroup: None,
         landlock_floor: 1,
         nonce: String::new(),
@@ -243,7 +242,7 @@ async fn s6_1_every_escape_is_refused() {
     refused(&format!("echo x > {workspace}/new.txt")).await;
     refused(&format!("rm -f {workspace}/report.txt")).await;
     refused(&format!("mkdir {workspace}/d")).await;
-    // Nothing outside its home is writable.
+    // Nothing outside its home and its private TMPDIR is writable.
     refused("touch /tmp/collegium-escape-$$").await;
     refused("touch /var/tmp/collegium-escape-$$").await;
     refused(&format!("touch {root}/escape")).await;
@@ -307,7 +306,7 @@ async fn s3_4_everyday_commands_work_as_the_agent() {
          ls /nonexistent 2>/dev/null || echo quiet
          echo \"today $(echo is) fine\"
          cat <(echo substituted)
-         t=$(mktemp); echo temp > \"$t\"; cat \"$t\"; case \"$t\" in \"$HOME\"/.tmp/turn-1/*) echo in-home;; esac
+         t=$(mktemp); echo temp > \"$t\"; cat \"$t\"; case \"$t\" in /dev/shm/*) echo in-tmpdir;; esac
          cd ~ && git init -q repo && test -d repo/.git && echo git
          python3 -c 'print(6*7)'
          exec 3<>/dev/tcp/127.0.0.1/{port}; echo hello over tcp >&3; exec 3>&-
@@ -317,7 +316,7 @@ async fn s3_4_everyday_commands_work_as_the_agent() {
     assert_eq!(finished.ending, Ending::Exited(0), "{}", err(&finished));
     assert_eq!(
         out(&finished),
-        "ONE TWO\nquiet\ntoday is fine\nsubstituted\ntemp\nin-home\ngit\n42\n/usr/local/bin:/usr/bin:/bin\n"
+        "ONE TWO\nquiet\ntoday is fine\nsubstituted\ntemp\nin-tmpdir\ngit\n42\n/usr/local/bin:/usr/bin:/bin\n"
     );
     assert_eq!(accepted.join().expect("server"), "hello over tcp\n");
 }
@@ -450,4 +449,159 @@ async fn s7_1_a_deadline_kills_the_command_and_what_double_forked_from_it() {
     );
     drop(cgroup);
     let _ = Group::from_name(AGENT);
+}
+
+/// A launch of `command` as the other agent, whose home holds nothing of
+/// the first's.
+fn other_request(command: &str) -> LaunchRequest {
+    let host = host();
+    LaunchRequest {
+        uid: host.other.uid.as_raw(),
+        gid: host.other.gid.as_raw(),
+        groups: vec![host.other.gid.as_raw()],
+        home: host.home(OTHER),
+        workspace: None,
+        command: command.to_string(),
+        cgroup: None,
+        landlock_floor: 1,
+        nonce: String::new(),
+    }
+}
+
+/// Runs `request` while the test goes on; aborting the task kills the
+/// launcher, and the command's namespace with it.
+fn in_background(request: LaunchRequest) -> tokio::task::JoinHandle<Finished> {
+    tokio::spawn(async move {
+        run(&launcher(), &request, None, Duration::from_secs(30))
+            .await
+            .expect("ran")
+    })
+}
+
+/// Polls `check` until it holds, for at most ten seconds.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_command_sees_only_its_own_processes() {
+    if !root_only() {
+        return;
+    }
+    // Another agent's command, running, with a secret in its arguments.
+    let marker = format!("collegium-secret-{}", std::process::id());
+    let other = in_background(other_request(&format!("exec -a {marker} sleep 30")));
+    eventually("the other agent's command started", || {
+        Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty())
+    })
+    .await;
+    let listing = out(&sh("ps -e -o pid=,args=").await);
+    let strangers: Vec<&str> = listing
+        .lines()
+        .map(str::trim)
+        .filter(|line| !(line.starts_with("1 ") && line.ends_with(" launch")))
+        .filter(|line| !line.contains("ps -e -o pid=,args="))
+        .collect();
+    assert!(
+        strangers.is_empty(),
+        "the namespace's init and the command alone: {listing}"
+    );
+    let seen = out(&sh("cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '").await);
+    assert!(!seen.contains(&marker), "{seen}");
+    assert!(!seen.contains("cargo") && !seen.contains("serve"), "{seen}");
+    let first = out(&sh("tr '\\0' ' ' </proc/1/cmdline").await);
+    assert!(
+        first.contains("launch"),
+        "pid 1 is the command's own: {first}"
+    );
+    // Nor by the number the host knows it by.
+    let pgrep = Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .expect("pgrep");
+    for pid in String::from_utf8_lossy(&pgrep.stdout).split_whitespace() {
+        let probe = out(&sh(&format!("tr '\\0' ' ' </proc/{pid}/cmdline; true")).await);
+        assert!(!probe.contains(&marker), "pid {pid}: {probe}");
+    }
+    other.abort();
+    let _ = Command::new("pkill").args(["-f", &marker]).status();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_sysv_ipc_dies_with_the_command_and_is_invisible_to_others() {
+    if !root_only() {
+        return;
+    }
+    let made = sh("ipcmk -M 4096 >/dev/null && ipcmk -S 1 >/dev/null && ipcmk -Q >/dev/null && ipcs -m -s -q | grep -c 0x").await;
+    assert_eq!(out(&made).trim(), "3", "{}", err(&made));
+    // Made by a command still running, seen by no one else's.
+    let ready = host().home(AGENT).join("ipc-ready");
+    let _ = std::fs::remove_file(&ready);
+    let holder = in_background(request(
+        "ipcmk -M 4096 >/dev/null && touch ~/ipc-ready && sleep 30",
+    ));
+    eventually("the holder made its segment", || ready.exists()).await;
+    let seen = out(&run(
+        &launcher(),
+        &other_request("ipcs -m -s -q | grep -c 0x; true"),
+        None,
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("ran"));
+    assert_eq!(seen.trim(), "0", "another agent sees the segment: {seen}");
+    let later = out(&sh("ipcs -m -s -q | grep -c 0x; true").await);
+    assert_eq!(
+        later.trim(),
+        "0",
+        "a later command sees what an earlier left: {later}"
+    );
+    // Dropping the run kills its launcher, and the namespace with it.
+    holder.abort();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_commands_tmpdir_is_a_private_tmpfs_gone_when_it_ends() {
+    if !root_only() {
+        return;
+    }
+    let first = sh("set -e; test -z \"$(ls -A \"$TMPDIR\")\" && echo empty
+         stat -f -c %T \"$TMPDIR\"; stat -c %a \"$TMPDIR\"
+         echo left > \"$TMPDIR/left\"; cat \"$TMPDIR/left\"")
+    .await;
+    assert_eq!(first.ending, Ending::Exited(0), "{}", err(&first));
+    assert_eq!(out(&first), "empty\ntmpfs\n700\nleft\n");
+    // Neither a later command of the same agent nor another agent's
+    // command finds what it left.
+    let later = sh("ls -A \"$TMPDIR\"").await;
+    assert_eq!(out(&later), "", "{}", err(&later));
+    let other = run(
+        &launcher(),
+        &other_request("ls -A \"$TMPDIR\""),
+        None,
+        Duration::from_secs(30),
+    )
+    .await
+    .expect("ran");
+    assert_eq!(out(&other), "", "{}", err(&other));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_replacing_the_old_tmp_directory_with_a_file_breaks_no_later_command() {
+    if !root_only() {
+        return;
+    }
+    let broke = sh("rm -rf ~/.tmp; echo not a directory > ~/.tmp").await;
+    assert_eq!(broke.ending, Ending::Exited(0), "{}", err(&broke));
+    let later = sh("t=$(mktemp) && echo fine > \"$t\" && cat \"$t\"").await;
+    assert_eq!(later.ending, Ending::Exited(0), "{}", err(&later));
+    assert_eq!(out(&later), "fine\n");
+    let _ = std::fs::remove_file(host().home(AGENT).join(".tmp"));
 }

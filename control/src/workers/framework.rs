@@ -63,7 +63,8 @@ pub async fn connect(
     }
     // Root with only what running a command as another user takes, no new
     // privileges, Landlock confining what it runs, and a cgroup per command
-    // so nothing a command starts outlives it.
+    // so nothing a command starts outlives it; its own PID, mount and IPC
+    // namespaces, so it sees nothing of other agents' commands.
     let spec = WorkerSpec {
         socket: socket(loaded, "shell"),
         served_by: Some(0),
@@ -74,6 +75,7 @@ pub async fn connect(
             allowed_capabilities: CAP_SETUID | CAP_SETGID | CAP_KILL,
             landlock_floor: Some(1),
             command_cgroups: true,
+            command_namespaces: &["pid", "mount", "ipc"],
         },
     };
     let worker = Worker::connect(&spec, signer).await?;

@@ -28,6 +28,9 @@ pub struct SandboxExpectation {
     /// Whether each command the worker runs must get a cgroup of its own,
     /// for a worker that runs commands (§6.1).
     pub command_cgroups: bool,
+    /// The namespaces each command the worker runs must get of its own,
+    /// for a worker that runs commands (§6.1).
+    pub command_namespaces: &'static [&'static str],
 }
 
 impl SandboxExpectation {
@@ -42,6 +45,7 @@ impl SandboxExpectation {
             allowed_capabilities: me.cap_bounding,
             landlock_floor: None,
             command_cgroups: false,
+            command_namespaces: &[],
         })
     }
 }
@@ -171,6 +175,25 @@ fn compare_sandbox(
             "the worker runs commands without a cgroup of their own, so what a command starts could outlive it; mount a cgroup v2 hierarchy (a hybrid host has one at /sys/fs/cgroup/unified) or start the worker with --cgroup-root".into(),
         );
     }
+    let missing = missing_namespaces(expected.command_namespaces, &reported.namespaces);
+    if !missing.is_empty() {
+        gap(
+            "sandbox.namespaces",
+            format!(
+                "the worker runs commands without their own {} namespace, so a command could see other agents' processes, /proc or SysV IPC; allow unprivileged user namespaces (sysctl user.max_user_namespaces above 0, and no AppArmor or other policy refusing them to the agents' users)",
+                missing.join(", ")
+            ),
+        );
+    }
+}
+
+/// The namespaces `expected` names that `reported` does not.
+fn missing_namespaces<'a>(expected: &[&'a str], reported: &[String]) -> Vec<&'a str> {
+    expected
+        .iter()
+        .copied()
+        .filter(|name| !reported.iter().any(|r| r == name))
+        .collect()
 }
 
 fn compare_tools(

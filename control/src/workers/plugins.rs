@@ -139,6 +139,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
                 allowed_capabilities: 0,
                 landlock_floor: None,
                 command_cgroups: false,
+                command_namespaces: &[],
             },
             None => daemon,
         };

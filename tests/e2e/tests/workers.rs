@@ -34,6 +34,7 @@ fn as_started() -> SandboxExpectation {
         allowed_capabilities: u64::MAX,
         landlock_floor: None,
         command_cgroups: false,
+        command_namespaces: &[],
     }
 }
 
@@ -531,6 +532,7 @@ async fn arch4_a_worker_under_its_own_user_is_checked_by_both_ends() {
         allowed_capabilities: 0,
         landlock_floor: None,
         command_cgroups: false,
+        command_namespaces: &[],
     };
     let spec = WorkerSpec {
         socket: fixture.socket.clone(),
