@@ -605,3 +605,26 @@ async fn s6_1_replacing_the_old_tmp_directory_with_a_file_breaks_no_later_comman
     assert_eq!(out(&later), "fine\n");
     let _ = std::fs::remove_file(host().home(AGENT).join(".tmp"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_command_cannot_reach_an_abstract_socket_made_outside_it() {
+    if !root_only() || collegium_worker_shell::confine::kernel_abi() < 6 {
+        // Scoping came with Landlock ABI 6; below it the network namespace
+        // the command shares is all that holds (docs/workers.md).
+        return;
+    }
+    // A listener outside the command's domain, as a daemon or another
+    // agent's program would make one: abstract sockets have no path, so no
+    // file mode guards them.
+    let name = format!("collegium-confinement-{}", std::process::id());
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let address = SocketAddr::from_abstract_name(name.as_bytes()).expect("an abstract name");
+    let listener = UnixListener::bind_addr(&address).expect("an abstract listener");
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"connected\")'"
+    );
+    let said = refused(&connect).await;
+    assert!(said.contains("PermissionError"), "{said}");
+    drop(listener);
+}
