@@ -86,15 +86,7 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
     if reached.is_empty() {
         return ephemeral("No agent has a turn running here; nothing was stopped.");
     }
-    let names: Vec<&str> = reached
-        .iter()
-        .map(|a| {
-            services
-                .display_names
-                .get(a)
-                .map_or(a.as_str(), String::as_str)
-        })
-        .collect();
+    let names: Vec<&str> = reached.iter().map(|a| services.display_name(a)).collect();
     let verb = if kill { "Killed" } else { "Stopped" };
     let text = format!(
         "{verb} {} here at @{}'s command. Anything queued stays queued.",
@@ -148,13 +140,7 @@ async fn steer(services: &Services, request: &CommandRequest, words: &[&str]) ->
     if text.is_empty() {
         return ephemeral("Say what to steer with: `/collegium steer [{agent}] {text}`.");
     }
-    let name = |agent: &str| {
-        services
-            .display_names
-            .get(agent)
-            .cloned()
-            .unwrap_or_else(|| agent.to_string())
-    };
+    let name = |agent: &str| services.display_name(agent).to_string();
     match services.controls.steer(
         &request.channel_id,
         named.as_deref(),
@@ -270,11 +256,7 @@ async fn queue(services: &Services, request: &CommandRequest, agent: Option<&str
     if services.seat(&agent).is_none() {
         return ephemeral(&format!("There is no agent @{agent}."));
     }
-    let display = services
-        .display_names
-        .get(&agent)
-        .cloned()
-        .unwrap_or_else(|| agent.clone());
+    let display = services.display_name(&agent).to_string();
     let running = services.controls.is_running(&agent, &request.channel_id);
     let (lane_agent, channel) = (agent.clone(), request.channel_id.clone());
     let rows = services
@@ -349,11 +331,7 @@ fn waiting(
     requested_at: Millis,
     channel: Option<ObservedChannel>,
 ) -> Waiting {
-    let agent = services
-        .display_names
-        .get(&decision.agent)
-        .cloned()
-        .unwrap_or_else(|| decision.agent.clone());
+    let agent = services.display_name(&decision.agent).to_string();
     let place = match channel {
         Some(c) if !c.name.is_empty() => format!("~{}", c.name),
         Some(c) => format!("a direct message ({})", c.display_name),

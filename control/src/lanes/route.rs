@@ -273,11 +273,7 @@ impl Lanes {
         let named: Vec<Named<'_>> = agents
             .iter()
             .map(|username| Named {
-                display_name: self
-                    .services
-                    .display_names
-                    .get(username)
-                    .map_or(username.as_str(), String::as_str),
+                display_name: self.services.display_name(username),
                 username,
             })
             .collect();

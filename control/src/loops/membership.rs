@@ -34,7 +34,7 @@ pub async fn violations(services: &Services) -> Vec<String> {
 fn by_display_name(names: &BTreeMap<String, String>, agents: &[String]) -> Vec<String> {
     agents
         .iter()
-        .map(|agent| names.get(agent).cloned().unwrap_or_else(|| agent.clone()))
+        .map(|agent| crate::services::display_name(names, agent).to_string())
         .collect()
 }
 

@@ -57,7 +57,18 @@ pub struct Services {
     pub main_channel_id: std::sync::OnceLock<String>,
 }
 
+/// An agent as notices and lines name it: its display name, or its username
+/// where it has none (§3.2).
+pub fn display_name<'a>(names: &'a BTreeMap<String, String>, username: &'a str) -> &'a str {
+    names.get(username).map_or(username, String::as_str)
+}
+
 impl Services {
+    /// An agent by its display name (§3.2).
+    pub fn display_name<'a>(&'a self, username: &'a str) -> &'a str {
+        display_name(&self.display_names, username)
+    }
+
     pub fn seat(&self, agent: &str) -> Option<&Seat> {
         self.seats.get(agent)
     }

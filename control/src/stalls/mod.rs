@@ -185,11 +185,7 @@ fn since_words(minutes: i64) -> String {
 }
 
 fn display(services: &Services, agent: &str) -> String {
-    services
-        .display_names
-        .get(agent)
-        .cloned()
-        .unwrap_or_else(|| agent.to_string())
+    services.display_name(agent).to_string()
 }
 
 /// From the system bot, or under the agent's own account in a direct

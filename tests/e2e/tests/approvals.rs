@@ -332,6 +332,33 @@ async fn s5_4_a_declined_extension_ends_the_turn_and_asks_how_to_proceed() {
     assert_eq!(turn.exit_kind.as_deref(), Some("budget_exhausted"));
 }
 
+/// The plan `long_plan_prompt` asks for.
+fn long_plan() -> String {
+    "line of the plan\n".repeat(200)
+}
+
+/// Ana asks @mira in a DM to write a plan of 3,400 characters, far over a
+/// lowered post limit; the DM, when she asked, and the approval prompt.
+async fn long_plan_prompt(h: &Harness) -> (String, i64, Post) {
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    let content = long_plan();
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": "plan.txt", "content": content}),
+            )]),
+            reply("Written whole."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the long plan").await;
+    let prompt = prompt(h, &dm, since).await;
+    (dm, since, prompt)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whole() {
     let h = Harness::start().await;
@@ -352,22 +379,8 @@ async fn s3_7_a_payload_over_the_post_limit_shows_a_prefix_and_attaches_the_whol
     assert!(!limit.is_null());
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
-    h.person("ana", &[]).await;
-    let dm = h.dm("ana", "mira").await;
-    let content = "line of the plan\n".repeat(200);
-    h.model.sim.script(
-        "demo-model",
-        vec![
-            calls(&[(
-                "fixture__write",
-                json!({"path": "plan.txt", "content": content}),
-            )]),
-            reply("Written whole."),
-        ],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &dm, "write the long plan").await;
-    let prompt = prompt(&h, &dm, since).await;
+    let (dm, since, prompt) = long_plan_prompt(&h).await;
+    let content = long_plan();
     assert!(prompt.message.chars().count() <= 1000);
     assert!(
         prompt
@@ -639,22 +652,7 @@ async fn s6_2_a_post_limit_lowered_after_boot_bounds_the_approval_prompt() {
         .await
         .expect("json");
     assert!(!lowered.is_null());
-    h.person("ana", &[]).await;
-    let dm = h.dm("ana", "mira").await;
-    let content = "line of the plan\n".repeat(200);
-    h.model.sim.script(
-        "demo-model",
-        vec![
-            calls(&[(
-                "fixture__write",
-                json!({"path": "plan.txt", "content": content}),
-            )]),
-            reply("Written whole."),
-        ],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &dm, "write the long plan").await;
-    let prompt = prompt(&h, &dm, since).await;
+    let (dm, since, prompt) = long_plan_prompt(&h).await;
     assert!(prompt.message.chars().count() <= 1000);
     assert_eq!(prompt.file_ids.len(), 1, "{}", prompt.message);
     h.click("ana", &prompt.id, "approve").await;

@@ -27,12 +27,7 @@ impl Turn<'_> {
             .author_kind
         {
             crate::store::AuthorKind::Agent => AskedBy::Colleague {
-                display_name: self
-                    .services
-                    .display_names
-                    .get(&post.author_name)
-                    .cloned()
-                    .unwrap_or_else(|| post.author_name.clone()),
+                display_name: self.services.display_name(&post.author_name).to_string(),
                 person: origin.map(|(username, words)| Requester {
                     username,
                     words: strip(&words),

@@ -58,12 +58,7 @@ impl Turn<'_> {
                 s.consume_taken(&turn)
             })
             .await;
-        let display = self
-            .services
-            .display_names
-            .get(&self.start.agent)
-            .cloned()
-            .unwrap_or_else(|| self.start.agent.clone());
+        let display = self.services.display_name(&self.start.agent).to_string();
         let notice = framework_post(
             self.start.channel_id.clone(),
             format!(
