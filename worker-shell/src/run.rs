@@ -5,6 +5,10 @@
 //! command's cgroup is killed whole, which reaches what double-forked out of
 //! the group. A command's cgroup is killed when it ends as well: nothing an
 //! agent starts outlives its command.
+//!
+//! The launcher is reaped last. Its exit is awaited on a pidfd, which does
+//! not reap it, so while its process group is signalled its pid is still
+//! held by its zombie and cannot name a process that came after it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -128,6 +132,7 @@ pub async fn run(
         .spawn()
         .map_err(RunError::Spawn)?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let exit = Exit::watch(pid).map_err(RunError::Spawn)?;
     if let Some(mut stdin) = child.stdin.take() {
         let text = serde_json::to_vec(request).unwrap_or_default();
         // A launcher that died early closes its stdin; its exit says why.
@@ -135,30 +140,35 @@ pub async fn run(
     }
     let stdout = capture(child.stdout.take());
     let stderr = capture(child.stderr.take());
-    let ended = tokio::time::timeout(deadline, child.wait()).await;
-    let ending = match ended {
-        Ok(Ok(status)) => Ending::Exited(
-            status
-                .code()
-                .or_else(|| std::os::unix::process::ExitStatusExt::signal(&status).map(|s| 128 + s))
-                .unwrap_or(-1),
-        ),
-        Ok(Err(_)) | Err(_) => {
-            stop(pid, cgroup).await;
-            let _ = child.wait().await;
-            Ending::Killed
-        }
-    };
-    // Output may still come from what the command left running: a moment,
-    // then whatever is left in its cgroup is killed.
-    tokio::time::sleep(DRAIN.min(deadline)).await;
+    let killed = tokio::time::timeout(deadline, exit.exited()).await.is_err();
+    if killed {
+        stop(pid, cgroup).await;
+        exit.exited().await;
+    }
+    // Output may still come from what the command left running: the
+    // streams are read to their end, or for a moment at most, then
+    // whatever is left in its cgroup, or its group, is killed. In its own
+    // PID namespace nothing of the command's outlives the launcher, so the
+    // streams end at once and no command waits the moment out. The
+    // launcher is not reaped yet, so its pid still names its own group.
+    let drained = tokio::time::Instant::now() + DRAIN.min(deadline);
+    let stdout = finish(stdout, drained).await;
+    let stderr = finish(stderr, drained).await;
     if let Some(cgroup) = cgroup {
         cgroup.kill();
     } else if let Some(pid) = pid {
         let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
     }
-    let stdout = finish(stdout).await;
-    let stderr = finish(stderr).await;
+    let ending = match child.wait().await {
+        _ if killed => Ending::Killed,
+        Ok(status) => Ending::Exited(
+            status
+                .code()
+                .or_else(|| std::os::unix::process::ExitStatusExt::signal(&status).map(|s| 128 + s))
+                .unwrap_or(-1),
+        ),
+        Err(_) => Ending::Killed,
+    };
     let ending = match ending {
         Ending::Exited(LAUNCH_REFUSED) => {
             let text = String::from_utf8_lossy(&stderr.bytes);
@@ -175,6 +185,37 @@ pub async fn run(
         stdout,
         stderr,
     })
+}
+
+/// The launcher's exit, watched through a pidfd: readable once it has
+/// exited, without reaping it.
+struct Exit(Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>);
+
+impl Exit {
+    fn watch(pid: Option<i32>) -> std::io::Result<Self> {
+        let Some(pid) = pid.and_then(rustix::process::Pid::from_raw) else {
+            // No pid: the child was already reaped, and there is nothing
+            // to wait for or signal.
+            return Ok(Self(None));
+        };
+        let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK)?;
+        // SAFETY: the descriptor is a fresh pidfd owned by the `AsyncFd`,
+        // which neither replaces nor closes it while it is registered.
+        #[allow(unsafe_code)]
+        let watched = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)?
+        };
+        Ok(Self(Some(watched)))
+    }
+
+    /// Returns once the launcher has exited (it stays a zombie).
+    async fn exited(&self) {
+        let Some(fd) = &self.0 else { return };
+        // A pidfd only ever turns readable, and stays so: one readiness
+        // is the exit. An error from the reactor means the same wait is
+        // over for good; the reap that follows reports the status.
+        let _ = fd.readable().await;
+    }
 }
 
 /// A launch's nonce: 128 bits from the kernel's random source.
@@ -236,9 +277,12 @@ fn capture(
 
 /// What was captured: the stream read to its end, or, where something the
 /// command left still holds it open, what had arrived after a moment.
-async fn finish((shared, reading): (Shared, tokio::task::JoinHandle<()>)) -> Capture {
+async fn finish(
+    (shared, reading): (Shared, tokio::task::JoinHandle<()>),
+    by: tokio::time::Instant,
+) -> Capture {
     let abort = reading.abort_handle();
-    if tokio::time::timeout(DRAIN, reading).await.is_err() {
+    if tokio::time::timeout_at(by, reading).await.is_err() {
         abort.abort();
     }
     std::mem::take(
