@@ -4,8 +4,9 @@
 //! workspace, which the daemon writes and the agent's group only reads
 //! (setgid, so what the daemon creates inside keeps the group); the state,
 //! runtime and audit directories the daemon owns, closed to agents; the
-//! configuration and plugin trees open only to the daemon's group, which no
-//! agent user is ever in. Every run converges; a second run changes
+//! configuration tree open only to the daemon's group, which no agent or
+//! plugin user is ever in; the plugin tree open to the daemon and the
+//! plugin users (`plugin_group`). Every run converges; a second run changes
 //! nothing, and each change is printed.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -14,7 +15,7 @@ use std::process::Command;
 
 use collegium_control::config::LoadedConfig;
 use collegium_control::host::{self, Layout, LayoutError};
-use nix::unistd::{Group, Uid, User};
+use nix::unistd::{Uid, User};
 
 /// The daemon's user where the configuration names none.
 pub const DEFAULT_DAEMON_USER: &str = "collegium";
@@ -43,6 +44,15 @@ pub enum HostError {
         "the configuration's directory {0} is shared with the system; keep the configuration in a directory of its own, such as /etc/collegium"
     )]
     SharedConfigDir(PathBuf),
+    #[error(
+        "{key} {path} is inside the configuration's directory {config}, which only the daemon's group may pass, and plugins.{plugin}.user runs a plugin as a user outside that group who must reach it: put it elsewhere (the defaults are outside /etc/collegium)"
+    )]
+    PluginPathUnderConfig {
+        key: &'static str,
+        path: PathBuf,
+        config: PathBuf,
+        plugin: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -72,14 +82,36 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
     {
         return Err(HostError::SharedConfigDir(layout.config_dir.clone()));
     }
-    let mut outcome = Outcome::default();
-    let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
-    for plugin in loaded.config.plugins.values() {
-        if let Some(user) = &plugin.user {
-            join_group(user, &layout.daemon_user, &mut outcome)?;
+    let plugin_users: Vec<&str> = loaded
+        .config
+        .plugins
+        .values()
+        .filter_map(|p| p.user.as_deref())
+        .collect();
+    if let Some((plugin, _)) = loaded.config.plugins.iter().find(|(_, p)| p.user.is_some()) {
+        // A plugin user reaches its code, its socket's directory and its
+        // audit log's; none of them may lie behind the configuration's.
+        let reached = [
+            ("deployment.plugins_root", &layout.plugins_root),
+            ("deployment.runtime_dir", &layout.runtime_dir),
+            ("deployment.audit_dir", &layout.audit_dir),
+        ];
+        if let Some((key, path)) = reached
+            .into_iter()
+            .find(|(_, path)| path.starts_with(&layout.config_dir))
+        {
+            return Err(HostError::PluginPathUnderConfig {
+                key,
+                path: path.clone(),
+                config: layout.config_dir.clone(),
+                plugin: plugin.clone(),
+            });
         }
     }
-    converge_framework(&layout, &daemon, &mut outcome)?;
+    let mut outcome = Outcome::default();
+    let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
+    let plugins_gid = crate::plugin_group::converge(&daemon, &plugin_users, &mut outcome)?;
+    converge_framework(&layout, &daemon, plugins_gid.as_raw(), &mut outcome)?;
     for place in &layout.agents {
         let agent = match &place.os_user {
             Some(name) => {
@@ -121,6 +153,7 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
 fn converge_framework(
     layout: &Layout,
     daemon: &User,
+    plugins_gid: u32,
     outcome: &mut Outcome,
 ) -> Result<(), HostError> {
     let (uid, gid) = (daemon.uid.as_raw(), daemon.gid.as_raw());
@@ -138,7 +171,15 @@ fn converge_framework(
     converge_dir(&layout.runtime_dir, &own(0o711), outcome)?;
     converge_dir(&layout.audit_dir, &own(0o711), outcome)?;
     converge_dir(&layout.config_dir, &root_group(0o750), outcome)?;
-    converge_dir(&layout.plugins_root, &root_group(0o750), outcome)?;
+    converge_dir(
+        &layout.plugins_root,
+        &Wanted {
+            uid: 0,
+            gid: plugins_gid,
+            mode: 0o750,
+        },
+        outcome,
+    )?;
     converge_dir(&layout.homes_root, &open, outcome)?;
     converge_dir(&layout.workspaces_root, &open, outcome)?;
     Ok(())
@@ -166,43 +207,35 @@ fn ensure_user(name: &str, home: &Path, outcome: &mut Outcome) -> Result<User, H
     })
 }
 
-/// Adds `user` to `group` as a supplementary group, where it is not yet.
-fn join_group(user: &str, group: &str, outcome: &mut Outcome) -> Result<(), HostError> {
-    let found = Group::from_name(group)
-        .map_err(|e| HostError::Lookup(format!("the group {group}"), e))?
-        .ok_or_else(|| HostError::Missing {
-            kind: "group",
-            name: group.to_string(),
-        })?;
-    if found.mem.iter().any(|m| m == user) {
-        return Ok(());
-    }
-    run(
-        Command::new("usermod").args(["--append", "--groups", group, user]),
-        &format!("adding {user} to the group {group}"),
-    )?;
-    outcome
-        .changes
-        .push(format!("added the plugin user {user} to the group {group}"));
-    Ok(())
-}
-
 fn lookup_user(name: &str) -> Result<Option<User>, HostError> {
     User::from_name(name).map_err(|e| HostError::Lookup(format!("the user {name}"), e))
 }
 
-fn run(command: &mut Command, what: &str) -> Result<(), HostError> {
-    let output = command.output().map_err(|e| HostError::Command {
-        what: what.to_string(),
-        reason: e.to_string(),
-    })?;
-    if output.status.success() {
-        return Ok(());
+/// Runs one of the system's user tools. The tools take a lock on the user
+/// and group files and give up at once when another holds it (another
+/// provisioning, an administrator's `usermod`): a held lock is waited out
+/// for a few seconds before it counts as a failure.
+pub(crate) fn run(command: &mut Command, what: &str) -> Result<(), HostError> {
+    const TRIES: u32 = 25;
+    let mut tries = 0;
+    loop {
+        let output = command.output().map_err(|e| HostError::Command {
+            what: what.to_string(),
+            reason: e.to_string(),
+        })?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let reason = String::from_utf8_lossy(&output.stderr).trim().to_string();
+        tries += 1;
+        if !reason.contains("cannot lock") || tries == TRIES {
+            return Err(HostError::Command {
+                what: what.to_string(),
+                reason,
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    Err(HostError::Command {
-        what: what.to_string(),
-        reason: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-    })
 }
 
 /// Creates `dir` (parents mode 0755) and gives it `wanted`'s owner and

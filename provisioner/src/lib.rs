@@ -3,3 +3,4 @@
 
 pub mod host;
 pub mod mattermost;
+pub mod plugin_group;

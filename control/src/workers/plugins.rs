@@ -299,8 +299,7 @@ async fn spawn(
         .stderr(Stdio::inherit())
         .kill_on_drop(true);
     if let Some(user) = run_as {
-        // std drops root's supplementary groups when it sets the uid.
-        command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+        become_user(&mut command, user)?;
     }
     die_with_daemon(&mut command);
     let mut child = command
@@ -323,6 +322,35 @@ async fn spawn(
     }
 }
 
+/// Starts the child as `user` with the groups the host gives that user.
+/// std's own switch drops every supplementary group, and the plugin users'
+/// group (`collegium-provision host`) is what lets the plugin pass
+/// `plugins_root` to its own code, so the switch is made here: the groups
+/// are read before the fork, and the child only makes the three calls.
+#[allow(unsafe_code)]
+fn become_user(command: &mut Command, user: &nix::unistd::User) -> Result<(), String> {
+    use nix::unistd::{getgrouplist, setgroups, setresgid, setresuid};
+    let name = std::ffi::CString::new(user.name.as_str())
+        .map_err(|_| format!("the user name {:?} holds a NUL byte", user.name))?;
+    let groups = getgrouplist(&name, user.gid)
+        .map_err(|e| format!("cannot read the groups of {}: {e}", user.name))?;
+    let (uid, gid) = (user.uid, user.gid);
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe work is sound; it makes three system calls on
+    // values made before the fork, and allocates nothing and takes no lock.
+    // It is registered before `die_with_daemon`'s, which must follow the
+    // switch (closures run in the order they were added).
+    unsafe {
+        command.pre_exec(move || {
+            setgroups(&groups)?;
+            setresgid(gid, gid, gid)?;
+            setresuid(uid, uid, uid)?;
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
 /// Makes the child die with the daemon however the daemon ends. A stop
 /// stops it (`RunningToolset::stop`), but a daemon killed outright runs no
 /// code of its own, and an orphaned plugin would go on serving a socket
@@ -332,8 +360,8 @@ fn die_with_daemon(command: &mut Command) {
     let daemon = nix::unistd::getpid();
     // SAFETY: the closure runs in the child between fork and exec, where
     // only async-signal-safe work is sound; it makes two system calls
-    // (prctl and getppid), allocates nothing and takes no lock. std runs it
-    // after the gid and uid switch, which clears the parent-death signal
+    // (prctl and getppid), allocates nothing and takes no lock. It runs
+    // after `become_user`'s switch, which clears the parent-death signal
     // (prctl(2)), so it is set for the credentials the plugin execs with.
     unsafe {
         command.pre_exec(move || {

@@ -217,6 +217,18 @@ grants = ["ask"]
         )
     }
 
+    /// Moves the configuration into a directory of its own, `etc/`, as a
+    /// host with plugin users needs it: the provisioner closes the
+    /// configuration's directory to them, and by default the harness keeps
+    /// every other directory beside its configuration file.
+    pub fn config_in_its_own_dir(&mut self) {
+        let dir = self.dir.path().join("etc");
+        std::fs::create_dir_all(&dir).expect("the configuration's directory");
+        let moved = dir.join("collegium.toml");
+        std::fs::rename(&self.config, &moved).expect("move the configuration");
+        self.config = moved;
+    }
+
     /// Installs a plugin whose `serve` is `script`.
     pub fn install_plugin(&self, namespace: &str, script: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;

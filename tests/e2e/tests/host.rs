@@ -135,3 +135,84 @@ async fn s6_1_the_provisioner_never_follows_a_link_where_a_directory_goes() {
         "what the link points at is untouched"
     );
 }
+
+/// The OS user `tests/setup.sh` creates for workers and plugins.
+const PLUGIN_USER: &str = "collegium-test-worker";
+
+/// A plugin user passes the plugin tree through a group of its own, and is
+/// never in the daemon's group, which opens the configuration and the shell
+/// worker's socket directory (§3.14, §6.1). One an earlier provisioner put
+/// in the daemon's group is taken out.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_plugin_users_pass_the_plugin_tree_by_a_group_the_daemon_shares_with_them_alone() {
+    use nix::unistd::Group;
+    let mut h = Harness::start().await;
+    shell_deployment(&h);
+    h.install_fixture_plugin(&h.dir.path().join("asked.jsonl"));
+    h.run_plugin_as("fixture", PLUGIN_USER);
+    if !geteuid().is_root() {
+        assert!(matches!(provision(&h.loaded()), Err(HostError::NotRoot)));
+        return;
+    }
+    let refused = provision(&h.loaded()).expect_err("the plugin tree inside the configuration's");
+    assert!(
+        matches!(refused, HostError::PluginPathUnderConfig { ref plugin, key: "deployment.plugins_root", .. } if plugin == "fixture"),
+        "{refused}"
+    );
+    h.config_in_its_own_dir();
+    let plugin = User::from_name(PLUGIN_USER)
+        .expect("lookup")
+        .unwrap_or_else(|| panic!("no OS user {PLUGIN_USER}: run tests/setup.sh"));
+    let nobody = User::from_name("nobody").expect("lookup").expect("nobody");
+    let daemon_group = Group::from_gid(nobody.gid)
+        .expect("lookup")
+        .expect("the daemon's group");
+    // As the provisioner before this one left it.
+    let joined = Command::new("usermod")
+        .args(["--append", "--groups", &daemon_group.name, PLUGIN_USER])
+        .status()
+        .expect("usermod");
+    assert!(joined.success());
+
+    let first = provision(&h.loaded()).expect("provisioned");
+    let in_group = |name: &str| {
+        Group::from_name(name)
+            .expect("lookup")
+            .map(|g| (g.gid, g.mem))
+            .unwrap_or_else(|| panic!("no group {name}"))
+    };
+    let (_, daemon_members) = in_group(&daemon_group.name);
+    assert!(
+        !daemon_members.iter().any(|m| m == PLUGIN_USER),
+        "{PLUGIN_USER} is out of the daemon's group: {daemon_members:?} ({:?})",
+        first.changes
+    );
+    assert!(
+        first.changes.contains(&format!(
+            "removed the plugin user {PLUGIN_USER} from the daemon's group {}",
+            daemon_group.name
+        )),
+        "{:?}",
+        first.changes
+    );
+    let (plugins_gid, plugin_members) = in_group("nobody-plugins");
+    for member in ["nobody", PLUGIN_USER] {
+        assert!(
+            plugin_members.iter().any(|m| m == member),
+            "{member} in nobody-plugins: {plugin_members:?}"
+        );
+    }
+    assert_eq!(
+        owner_and_mode(&h.loaded().config.deployment.plugins_root),
+        (0, plugins_gid.as_raw(), 0o750),
+        "the plugin tree: root's, passable by the plugin users' group"
+    );
+    assert_eq!(
+        owner_and_mode(h.config.parent().expect("config dir")),
+        (0, nobody.gid.as_raw(), 0o750),
+        "the configuration: the daemon's group alone"
+    );
+    assert!(plugin.gid != nobody.gid);
+    let again = provision(&h.loaded()).expect("provisioned");
+    assert_eq!(again.changes, Vec::<String>::new(), "converged");
+}

@@ -128,7 +128,7 @@ const WORKER_USER: &str = "collegium-test-worker";
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
     use std::os::unix::fs::MetadataExt;
-    let h = Harness::start().await;
+    let mut h = Harness::start().await;
     h.provision().await.expect("provisioned");
     let records = h.dir.path().join("records");
     std::fs::create_dir(&records).expect("records");
@@ -148,12 +148,40 @@ async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
     let user = nix::unistd::User::from_name(WORKER_USER)
         .expect("lookup")
         .unwrap_or_else(|| panic!("no OS user {WORKER_USER}: run tests/setup.sh"));
+    // The host as the provisioner lays it out: the plugin tree is passable
+    // only by the plugin users' group, so the plugin reaches its own code
+    // only if it was started holding its user's groups (§6.1).
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "[deployment]\n",
+        "[deployment]\ndaemon_user = \"nobody\"\n",
+        1,
+    );
+    std::fs::write(&h.config, text).expect("write config");
+    h.config_in_its_own_dir();
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let plugins_group = nix::unistd::Group::from_name("nobody-plugins")
+        .expect("lookup")
+        .expect("the plugin users' group");
     let mut daemon = h.daemon();
     let seen = daemon.wait_for("collegium is running");
     assert!(
         seen.iter().any(|v| v["message"] == "plugin ready"),
         "{seen:#?}"
     );
+    let groups = groups_of_processes_of(user.uid.as_raw(), h.dir.path());
+    let daemon_gid = nix::unistd::User::from_name("nobody")
+        .expect("lookup")
+        .expect("nobody")
+        .gid
+        .as_raw();
+    assert!(!groups.is_empty(), "the plugin runs as {WORKER_USER}");
+    for held in &groups {
+        assert!(
+            held.contains(&plugins_group.gid.as_raw()) && !held.contains(&daemon_gid),
+            "the plugin holds the plugin users' group and not the daemon's: {held:?}"
+        );
+    }
     for dir in [
         h.dir.path().join("run").join("fixture"),
         h.dir.path().join("audit").join("fixture"),
@@ -385,4 +413,35 @@ async fn s3_14_a_dropped_deployment_leaves_no_plugin_running() {
         plugin_of(&daemon)
     };
     procs::assert_ended(&plugin, ENDS_WITHIN);
+}
+
+/// The supplementary groups of each running process of `uid` whose
+/// command line names a path under `dir` (this test's deployment).
+fn groups_of_processes_of(uid: u32, dir: &std::path::Path) -> Vec<Vec<u32>> {
+    let mut found = Vec::new();
+    let dir = dir.to_string_lossy().into_owned();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(&dir) {
+            continue;
+        }
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|rest| {
+                    rest.split_whitespace()
+                        .filter_map(|n| n.parse::<u32>().ok())
+                        .collect::<Vec<u32>>()
+                })
+                .unwrap_or_default()
+        };
+        if field("Uid:").first() == Some(&uid) {
+            found.push(field("Groups:"));
+        }
+    }
+    found
 }
