@@ -6,7 +6,8 @@
 //! by hand) and sets no-new-privileges, then serves `shell::run`. It prints
 //! `ready` once its socket accepts connections and stops on SIGTERM.
 //!
-//! `collegium-worker-shell launch` is the launcher it execs per command.
+//! `collegium-shell-launch`, installed beside it, is the launcher it execs
+//! per command.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -57,8 +58,6 @@ enum Command {
         #[arg(long = "allow-uid")]
         allow_uids: Vec<u32>,
     },
-    /// The per-command launcher; reads its request on stdin.
-    Launch,
     /// Tries, once at the worker's start, the namespaces a launch makes.
     #[command(hide = true)]
     ProbeNamespaces,
@@ -67,7 +66,6 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Launch => collegium_worker_shell::launch::main(),
         Command::ProbeNamespaces => collegium_worker_shell::namespaces::probe_main(),
         Command::Serve {
             config,
@@ -126,8 +124,9 @@ fn set_up(
         );
     }
     let cgroup_root = command_cgroup_root(cgroup_root)?;
-    let launcher = std::env::current_exe()?;
-    let namespaces = command_namespaces(&launcher);
+    let worker = std::env::current_exe()?;
+    let launcher = launcher_beside(&worker)?;
+    let namespaces = command_namespaces(&worker);
     let loaded =
         collegium_control::config::load(config).map_err(|e| anyhow::anyhow!("{}", e.report()))?;
     let layout = collegium_control::host::layout(&loaded, "collegium")?;
@@ -294,11 +293,34 @@ fn command_cgroup_root(named: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>
     Ok(Some(root))
 }
 
+/// The launcher installed beside the worker's own executable. The worker
+/// execs it as root for every command, so it must be root's and writable by
+/// no one else, as the worker's own executable is.
+fn launcher_beside(worker: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let launcher = worker.with_file_name(collegium_worker_shell::run::LAUNCHER);
+    let found = std::fs::metadata(&launcher).with_context(|| {
+        format!(
+            "the launcher {}: install it beside {}",
+            launcher.display(),
+            worker.display()
+        )
+    })?;
+    if !found.is_file() || found.uid() != 0 || found.mode() & 0o022 != 0 {
+        bail!(
+            "the launcher {} must be a file of root's that no one else may write (mode {:04o}, owner uid {})",
+            launcher.display(),
+            found.mode() & 0o7777,
+            found.uid()
+        );
+    }
+    Ok(launcher)
+}
+
 /// The namespaces each command will get, found by trying them once with
 /// the launcher's own steps; none where any step fails, which the handshake
 /// reports and the daemon refuses (§6.1).
-fn command_namespaces(launcher: &std::path::Path) -> Vec<String> {
-    match std::process::Command::new(launcher)
+fn command_namespaces(worker: &std::path::Path) -> Vec<String> {
+    match std::process::Command::new(worker)
         .arg("probe-namespaces")
         .stdin(std::process::Stdio::null())
         .status()

@@ -1,5 +1,5 @@
-//! Running one command (§3.4, §7.1): the launcher is spawned from the
-//! worker's own executable, handed the request on stdin, and its output
+//! Running one command (§3.4, §7.1): the launcher (its own small program,
+//! beside the worker's) is spawned, handed the request on stdin, and its output
 //! captured into bounded buffers. At the deadline the process group gets
 //! SIGINT, SIGTERM and SIGKILL in turn (CAP_KILL crosses the uid), and the
 //! command's cgroup is killed whole, which reaches what double-forked out of
@@ -21,6 +21,9 @@ use tokio::process::Command;
 
 use crate::request::{LAUNCH_REFUSED, LaunchRequest, REFUSED};
 
+/// The launcher's program, installed beside the worker's
+/// (`src/bin/collegium-shell-launch.rs`).
+pub const LAUNCHER: &str = "collegium-shell-launch";
 /// How much of each stream the result shows.
 pub const SHOWN: usize = 8 * 1024;
 /// How much of each stream is captured whole (for the workspace copy).
@@ -112,8 +115,8 @@ impl Drop for CommandCgroup {
     }
 }
 
-/// Runs `request` through the launcher at `launcher` (this executable),
-/// for at most `deadline`.
+/// Runs `request` through the launcher at `launcher`, for at most
+/// `deadline`.
 pub async fn run(
     launcher: &Path,
     request: &LaunchRequest,
@@ -124,7 +127,6 @@ pub async fn run(
     request.nonce = fresh_nonce();
     let request = &request;
     let mut child = Command::new(launcher)
-        .arg("launch")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

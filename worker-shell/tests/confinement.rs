@@ -135,7 +135,7 @@ fn request(command: &str) -> LaunchRequest {
 }
 
 fn launcher() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_collegium-worker-shell"))
+    PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"))
 }
 
 async fn sh(command: &str) -> Finished {
@@ -506,7 +506,7 @@ async fn s6_1_a_command_sees_only_its_own_processes() {
     let strangers: Vec<&str> = listing
         .lines()
         .map(str::trim)
-        .filter(|line| !(line.starts_with("1 ") && line.ends_with(" launch")))
+        .filter(|line| !(line.starts_with("1 ") && line.ends_with("/collegium-shell-launch")))
         .filter(|line| !line.contains("ps -e -o pid=,args="))
         .collect();
     assert!(
