@@ -393,7 +393,10 @@ print(\"accepted\", accepted)
         let argv = self.secrets.theo_argv.clone();
         let mut found = None;
         eventually("theo's holder shows on the host", || {
-            found = pid_where(|cmdline| cmdline.contains(&argv));
+            // After its exec: before it, bash's environment holds no token.
+            found = pid_where(|cmdline| {
+                cmdline.starts_with("deploy --token=") && cmdline.contains(&argv)
+            });
             found.is_some()
         })
         .await;
