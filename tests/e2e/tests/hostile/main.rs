@@ -8,6 +8,7 @@
 //! and an everyday command still works. CI runs it as root; as anyone else
 //! the worker refuses to start, and that is what is checked.
 
+mod caller;
 mod expect;
 mod scene;
 mod table;
