@@ -22,6 +22,7 @@ use collegium_worker_kit::admission::Admission;
 use collegium_worker_kit::audit::AuditLog;
 use collegium_worker_kit::grant::GrantVerifier;
 use collegium_worker_kit::serve::{PeerPolicy, serve};
+use collegium_worker_shell::bounds::Mechanisms;
 use collegium_worker_shell::service::{AgentUser, NAMESPACE, ShellWorker};
 use collegium_worker_shell::{cgroups, confine};
 use nix::unistd::User;
@@ -62,6 +63,9 @@ enum Command {
     /// Tries, once at the worker's start, the namespaces a launch makes.
     #[command(hide = true)]
     ProbeNamespaces,
+    /// Measures an agent's home as its user; reads its request on stdin.
+    #[command(hide = true)]
+    MeasureHome,
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Launch => collegium_worker_shell::launch::main(),
         Command::ProbeNamespaces => collegium_worker_shell::namespaces::probe_main(),
+        Command::MeasureHome => collegium_worker_shell::home::measure_main(),
         Command::Serve {
             config,
             cgroup_root,
@@ -126,6 +131,11 @@ fn set_up(
         );
     }
     let cgroup_root = command_cgroup_root(cgroup_root)?;
+    // Controllers where the host delegates them, rlimits where it does not
+    // (§6.1); the handshake reports which.
+    let mechanisms = cgroup_root
+        .as_deref()
+        .map_or(Mechanisms::RLIMITS, cgroups::delegate);
     let launcher = std::env::current_exe()?;
     let namespaces = command_namespaces(&launcher);
     let loaded =
@@ -208,6 +218,8 @@ fn set_up(
             launcher,
             namespaces,
             cgroup_root,
+            mechanisms,
+            homes: Default::default(),
             landlock_floor,
             landlock_abi,
             commands: BTreeMap::new(),

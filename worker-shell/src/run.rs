@@ -57,6 +57,9 @@ pub struct Finished {
     pub ending: Ending,
     pub stdout: Capture,
     pub stderr: Capture,
+    /// What the kernel counted of the command meeting its cgroup's bounds,
+    /// where it ran in one (§6.1).
+    pub events: Option<crate::cgroups::Events>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -152,6 +155,7 @@ pub async fn run(
     // Output may still come from what the command left running: a moment,
     // then whatever is left in its cgroup is killed.
     tokio::time::sleep(DRAIN.min(deadline)).await;
+    let events = cgroup.map(|c| crate::cgroups::events(c.path()));
     if let Some(cgroup) = cgroup {
         cgroup.kill();
     } else if let Some(pid) = pid {
@@ -174,6 +178,7 @@ pub async fn run(
         ending,
         stdout,
         stderr,
+        events,
     })
 }
 
