@@ -282,10 +282,15 @@ fn mib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / MIB)
 }
 
-/// What to remove to come under `cap`, rounded up to a tenth of a MiB.
+/// What to remove to come under `cap`: in KiB under a MiB, else in MiB,
+/// rounded up either way, so removing it is always enough.
 fn to_remove(bytes: u64, cap: u64) -> String {
-    let over = bytes.saturating_sub(cap) as f64 / MIB;
-    format!("{:.1}", (over * 10.0).ceil() / 10.0)
+    let over = bytes.saturating_sub(cap);
+    if over < 1024 * 1024 {
+        format!("{} KiB", over.div_ceil(1024))
+    } else {
+        format!("{:.1} MiB", (over as f64 / MIB * 10.0).ceil() / 10.0)
+    }
 }
 
 /// The line a result leads with while the home is over its cap: its size,
@@ -308,7 +313,7 @@ pub fn over_text(home: &Path, measure: &Measure, cap: u64, ran_shrink_only: bool
         ),
     };
     let remove = if measure.bytes > cap {
-        format!("Remove at least {} MiB", to_remove(measure.bytes, cap))
+        format!("Remove at least {}", to_remove(measure.bytes, cap))
     } else {
         "Remove or fix what stops the measure".to_string()
     };
@@ -383,6 +388,15 @@ mod tests {
         assert_eq!(
             text,
             "[home over its cap: your home, /h/mira, holds 3.0 MiB; its cap is 1.0 MiB (home_cap_mib). Remove at least 2.1 MiB. Until it is under the cap every command runs shrink-only, as this one did: no file can grow, but files can be removed or truncated]\n"
+        );
+        let barely = Measure {
+            bytes: 1024 * 1024 + 4096,
+            ..measure
+        };
+        assert!(
+            over_text(Path::new("/h"), &barely, 1024 * 1024, false)
+                .contains("Remove at least 4 KiB."),
+            "a small excess is named in KiB"
         );
         let unreadable = Measure {
             cut: Some(Cut::Unreadable(2)),

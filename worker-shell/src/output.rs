@@ -57,8 +57,10 @@ fn bounds(finished: &Finished, in_force: &InForce) -> String {
             bounds.memory_mib, events.oom_kills
         ));
     }
+    // A bound the kernel named explains the failure; the others are not
+    // listed beside it.
     let failed = matches!(finished.ending, Ending::Exited(code) if code != 0);
-    if !failed {
+    if !failed || !out.is_empty() {
         return out;
     }
     let mut unseen = Vec::new();
