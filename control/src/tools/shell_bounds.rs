@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 pub struct Key {
     pub name: &'static str,
     pub default: u64,
+    /// The least the schema accepts.
+    pub minimum: u64,
     pub description: &'static str,
 }
 
@@ -17,23 +19,29 @@ pub struct Key {
 pub const MAX_PROCESSES: Key = Key {
     name: "max_processes",
     default: 256,
-    description: "How many processes and threads a command may run at once (256 when not given).",
+    // The launcher outside the command's namespace, the namespace's first
+    // process and the command's bash are three before the command forks.
+    minimum: 8,
+    description: "How many processes and threads a command may run at once, at least 8 (256 when not given).",
 };
 /// Memory, in MiB.
 pub const MEMORY_MIB: Key = Key {
     name: "memory_mib",
+    minimum: 1,
     default: 1024,
     description: "How much memory a command may use, in MiB (1024 when not given); its private TMPDIR is no larger.",
 };
 /// The largest file a command may write, in MiB.
 pub const MAX_FILE_MIB: Key = Key {
     name: "max_file_mib",
+    minimum: 1,
     default: 1024,
     description: "The largest file a command may write, in MiB (1024 when not given).",
 };
 /// The agent's home, in MiB of disk.
 pub const HOME_CAP_MIB: Key = Key {
     name: "home_cap_mib",
+    minimum: 1,
     default: 2048,
     description: "How much disk the agent's home may hold, in MiB (2048 when not given); over it, commands may only shrink files until enough is removed.",
 };
@@ -97,13 +105,13 @@ impl ShellBounds {
     }
 }
 
-/// The schema of each bound's key: a positive integer, described with its
-/// default.
+/// The schema of each bound's key: a positive integer (at least what a
+/// command needs to start), described with its default.
 pub fn schema_properties() -> impl Iterator<Item = (&'static str, Value)> {
     KEYS.into_iter().map(|key| {
         (
             key.name,
-            json!({"type": "integer", "minimum": 1, "description": key.description}),
+            json!({"type": "integer", "minimum": key.minimum, "description": key.description}),
         )
     })
 }
