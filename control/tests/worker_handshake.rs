@@ -43,6 +43,7 @@ fn expectation() -> SandboxExpectation {
         landlock_floor: Some(4),
         command_cgroups: true,
         command_namespaces: &["pid", "mount", "ipc"],
+        command_bounds: collegium_control::workers::handshake::SHELL_BOUNDS,
     }
 }
 
@@ -63,6 +64,12 @@ fn described() -> wire::DescribeResponse {
             landlock_abi: Some(6),
             command_cgroups: true,
             namespaces: vec!["pid".into(), "mount".into(), "ipc".into()],
+            bounds: vec![
+                "processes=rlimit".into(),
+                "memory=rlimit".into(),
+                "file_size=rlimit".into(),
+                "home=measured".into(),
+            ],
             ..wire::Sandbox::default()
         }),
         tools: vec![wire::ToolDeclaration {
@@ -233,6 +240,7 @@ fn arch4_this_very_process_observed_is_judged() {
         landlock_floor: None,
         command_cgroups: false,
         command_namespaces: &[],
+        command_bounds: &[],
     };
     let mut d = described();
     d.sandbox = Some(observed.clone());
@@ -288,4 +296,29 @@ fn s6_1_a_worker_running_commands_without_their_own_namespaces_is_refused() {
     );
     d.sandbox.as_mut().expect("sandbox").namespaces.clear();
     assert!(gaps(&d)[0].contains("pid, mount, ipc namespace"));
+}
+
+#[test]
+fn s6_1_a_worker_reporting_no_bounds_on_its_commands_is_refused() {
+    let mut d = described();
+    d.sandbox.as_mut().expect("sandbox").bounds.clear();
+    let found = gaps(&d);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("sandbox.bounds: ")
+            && found[0].contains("processes, memory, file_size, home")
+            && found[0].contains("run the shell worker of this build"),
+        "the gap names the field, what is unbounded and the fix: {}",
+        found[0]
+    );
+    // A bound named without its mechanism is no bound.
+    d.sandbox.as_mut().expect("sandbox").bounds = vec![
+        "processes=cgroup".into(),
+        "memory=".into(),
+        "file_size=rlimit".into(),
+        "home=measured".into(),
+    ];
+    let found = gaps(&d);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("command's memory,"), "{}", found[0]);
 }

@@ -12,6 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
+use collegium_control::tools::shell_bounds::ShellBounds;
+
+use crate::bounds::{Mechanisms, Via};
 use crate::run::CommandCgroup;
 
 /// The directory under the hierarchy's root the worker's cgroups go in.
@@ -98,6 +101,109 @@ pub fn prepare(root: &Path) -> Result<(), CgroupRootError> {
     Ok(())
 }
 
+/// The controllers that bound a command whole (§6.1).
+const BOUNDING: [&str; 2] = ["pids", "memory"];
+
+/// How each command under `root` can be bounded: by a controller where
+/// `root`'s parent delegates it (it is in `root`'s `cgroup.controllers`) and
+/// it can be enabled for `root`'s children (`cgroup.subtree_control`), by an
+/// rlimit otherwise. The worker never enables a controller above `root`: the
+/// hierarchy's upper levels are the host's (systemd's) to arrange.
+pub fn delegate(root: &Path) -> Mechanisms {
+    let offered = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
+    for controller in BOUNDING {
+        if offered.split_whitespace().any(|c| c == controller)
+            && let Err(error) = std::fs::write(
+                root.join("cgroup.subtree_control"),
+                format!("+{controller}"),
+            )
+        {
+            // The rlimit takes over; the handshake says which.
+            eprintln!(
+                "collegium-worker-shell: the {controller} controller is offered but could not be enabled under {}: {error}",
+                root.display()
+            );
+        }
+    }
+    let enabled = std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
+    let via = |controller: &str| {
+        if enabled
+            .split_whitespace()
+            .any(|c| c.trim_start_matches('+') == controller)
+        {
+            Via::Cgroup
+        } else {
+            Via::Rlimit
+        }
+    };
+    Mechanisms {
+        processes: via("pids"),
+        memory: via("memory"),
+    }
+}
+
+/// Writes a command's bounds into its cgroup, before the launcher joins
+/// it: processes and threads (`pids.max`), memory (`memory.max`, no swap
+/// to spill into, and the whole command killed when the kernel must kill
+/// one of it, so no half-killed command runs on), for each bound a
+/// controller enforces.
+pub fn limit(
+    cgroup: &Path,
+    bounds: &ShellBounds,
+    mechanisms: &Mechanisms,
+) -> Result<(), std::io::Error> {
+    let write = |file: &str, value: String| {
+        std::fs::write(cgroup.join(file), value)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{file}: {e}")))
+    };
+    if mechanisms.processes == Via::Cgroup {
+        write("pids.max", bounds.max_processes.to_string())?;
+    }
+    if mechanisms.memory == Via::Cgroup {
+        write("memory.max", bounds.memory_bytes().to_string())?;
+        // Absent where the host has no swap accounting or no oom.group.
+        for (file, value) in [("memory.swap.max", "0"), ("memory.oom.group", "1")] {
+            if cgroup.join(file).exists() {
+                write(file, value.into())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the kernel counted of a command meeting its cgroup's bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Events {
+    /// Forks refused at `pids.max` (`pids.events`, `max`).
+    pub forks_refused: u64,
+    /// Processes the kernel killed at `memory.max` (`memory.events`,
+    /// `oom_kill`).
+    pub oom_kills: u64,
+}
+
+/// The events of a command's cgroup, read before it is removed; a file a
+/// controller that is not enabled lacks counts nothing.
+pub fn events(cgroup: &Path) -> Events {
+    let count = |file: &str, key: &str| {
+        std::fs::read_to_string(cgroup.join(file))
+            .ok()
+            .and_then(|text| counter(&text, key))
+            .unwrap_or(0)
+    };
+    Events {
+        forks_refused: count("pids.events", "max"),
+        oom_kills: count("memory.events", "oom_kill"),
+    }
+}
+
+/// The value of `key` in a flat-keyed cgroup file (`key value` lines).
+fn counter(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(' ')?;
+        (name == key).then(|| value.trim().parse().ok())?
+    })
+}
+
 /// The name of a command's cgroup: the worker's pid, then the call's digest.
 pub fn command_name(worker: u32, call: &str) -> String {
     format!("cmd-{worker}-{call}")
@@ -182,6 +288,68 @@ mod tests {
     fn a_mount_point_with_a_space_is_decoded() {
         let line = "41 30 0:38 / /srv/cg\\040two rw - cgroup2 cgroup2 rw\n";
         assert_eq!(unified_mount(line), Some("/srv/cg two".into()));
+    }
+
+    #[test]
+    fn s6_1_controllers_the_parent_delegates_bound_commands_and_others_fall_to_rlimits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join("cgroup.controllers"), "cpu pids hugetlb\n").expect("write");
+        assert_eq!(
+            delegate(root),
+            Mechanisms {
+                processes: Via::Cgroup,
+                memory: Via::Rlimit
+            }
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("cgroup.subtree_control")).expect("read"),
+            "+pids",
+            "only what is offered is asked for"
+        );
+        let bare = tempfile::tempdir().expect("tempdir");
+        std::fs::write(bare.path().join("cgroup.controllers"), "hugetlb\n").expect("write");
+        assert_eq!(delegate(bare.path()), Mechanisms::RLIMITS);
+    }
+
+    #[test]
+    fn s6_1_a_cgroups_bounds_are_written_and_its_events_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cgroup = dir.path();
+        std::fs::write(cgroup.join("memory.swap.max"), "max\n").expect("write");
+        let bounds = ShellBounds {
+            max_processes: 64,
+            memory_mib: 2,
+            max_file_mib: 1,
+            home_cap_mib: 1,
+        };
+        let both = Mechanisms {
+            processes: Via::Cgroup,
+            memory: Via::Cgroup,
+        };
+        limit(cgroup, &bounds, &both).expect("limited");
+        let read = |f: &str| std::fs::read_to_string(cgroup.join(f)).expect("read");
+        assert_eq!(read("pids.max"), "64");
+        assert_eq!(read("memory.max"), (2u64 << 20).to_string());
+        assert_eq!(read("memory.swap.max"), "0");
+        assert!(!cgroup.join("memory.oom.group").exists());
+        std::fs::write(cgroup.join("pids.events"), "max 7\n").expect("write");
+        std::fs::write(
+            cgroup.join("memory.events"),
+            "low 0\nhigh 0\nmax 12\noom 1\noom_kill 2\noom_group_kill 1\n",
+        )
+        .expect("write");
+        assert_eq!(
+            events(cgroup),
+            Events {
+                forks_refused: 7,
+                oom_kills: 2
+            }
+        );
+        let none = tempfile::tempdir().expect("tempdir");
+        assert_eq!(events(none.path()), Events::default());
+        limit(none.path(), &bounds, &Mechanisms::RLIMITS).expect("nothing to write");
+        assert!(!none.path().join("pids.max").exists());
     }
 
     #[test]

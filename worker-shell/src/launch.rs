@@ -18,6 +18,7 @@ use caps::CapSet;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::unistd::{Gid, Uid, setgroups, setresgid, setresuid, setsid};
 
+use crate::bounds::LaunchLimits;
 use crate::request::{CLEAN_PATH, LAUNCH_REFUSED, LaunchRequest, REFUSED};
 use crate::{confine, namespaces};
 
@@ -46,9 +47,16 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
     close_inherited()?;
     setsid().map_err(|e| format!("setsid: {e}"))?;
     setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(|e| format!("rlimit core: {e}"))?;
+    limit_before_the_switch(&request.limits)?;
     if let Some(cgroup) = &request.cgroup {
         std::fs::write(cgroup.join("cgroup.procs"), "0\n")
             .map_err(|e| format!("joining {}: {e}", cgroup.display()))?;
+    }
+    if let Some(bytes) = request.limits.file_bytes {
+        // Set after the cgroup is joined: while the home is over its cap
+        // it is 0, and nothing of the launcher's own writes then.
+        setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes)
+            .map_err(|e| format!("rlimit fsize: {e}"))?;
     }
     become_agent(&request)?;
     namespaces::enter(request.uid, request.gid).map_err(|e| e.to_string())?;
@@ -58,7 +66,7 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
         std::process::exit(namespaces::wait_outside(first));
     }
     namespaces::die_with_launcher().map_err(|e| e.to_string())?;
-    namespaces::mount_private().map_err(|e| e.to_string())?;
+    namespaces::mount_private(request.limits.tmpfs_bytes).map_err(|e| e.to_string())?;
     confine::restrict(&request).map_err(|e| e.to_string())?;
     // The namespace's first process stays to reap what the command orphans;
     // the command is its child.
@@ -66,6 +74,38 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
         std::process::exit(namespaces::reap_until(command));
     }
     Err(exec_bash(&request))
+}
+
+/// The rlimits that bound processes and memory where no cgroup controller
+/// does (§6.1), set as root with the hard limit equal to the soft, so the
+/// command can lower them but never raise them again.
+fn limit_before_the_switch(limits: &LaunchLimits) -> Result<(), String> {
+    if let Some(processes) = limits.processes {
+        // RLIMIT_NPROC is set here, before the user namespace is made, for
+        // what the kernel (5.14 and later) charges it to: each process is
+        // counted in the ucounts of its user in its own user namespace and
+        // in every ancestor's (kernel/ucount.c), and a fork is refused when
+        // any level is over (`is_rlimit_overlimit`). The first level is the
+        // command's namespace, checked against this rlimit; the next is the
+        // agent's uid on the host, checked against the limit its creator
+        // held when the namespace was made (`rlimit_max`, taken then). So it
+        // bounds the command's own processes and threads AND every process
+        // of the agent's user on the host, its other commands and this
+        // launcher among them. Set after the namespace exists, the second
+        // level would stay unbounded.
+        setrlimit(Resource::RLIMIT_NPROC, processes, processes)
+            .map_err(|e| format!("rlimit nproc: {e}"))?;
+    }
+    if let Some(bytes) = limits.data_bytes {
+        // RLIMIT_DATA, not RLIMIT_AS: it counts the private writable memory
+        // a process maps (heap, anonymous mappings), which is what a memory
+        // hog grows, and not the address space runtimes reserve without
+        // using (Go, the JVM and V8 reserve gigabytes PROT_NONE, which
+        // RLIMIT_AS would refuse at start). It is per process, and shared
+        // memory (memfd, SysV segments) is not in it: docs/workers.md.
+        setrlimit(Resource::RLIMIT_DATA, bytes, bytes).map_err(|e| format!("rlimit data: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Execs the command; returns only why it could not.
@@ -127,16 +167,21 @@ fn close_inherited() -> Result<(), String> {
     Ok(())
 }
 
-/// Takes the agent's groups, gid and uid. The switch from root clears the
+/// Takes the agent's groups, gid and uid.
+fn become_agent(request: &LaunchRequest) -> Result<(), String> {
+    become_user(request.uid, request.gid, &request.groups)
+}
+
+/// Takes a user's groups, gid and uid. The switch from root clears the
 /// permitted, effective and ambient sets; the inheritable set is cleared
 /// first, and all four are checked empty after.
-fn become_agent(request: &LaunchRequest) -> Result<(), String> {
+pub(crate) fn become_user(uid: u32, gid: u32, groups: &[u32]) -> Result<(), String> {
     for set in [CapSet::Inheritable, CapSet::Ambient] {
         caps::clear(None, set).map_err(|e| format!("clearing {set:?}: {e}"))?;
     }
-    let groups: Vec<Gid> = request.groups.iter().copied().map(Gid::from_raw).collect();
+    let groups: Vec<Gid> = groups.iter().copied().map(Gid::from_raw).collect();
     setgroups(&groups).map_err(|e| format!("setgroups: {e}"))?;
-    let (gid, uid) = (Gid::from_raw(request.gid), Uid::from_raw(request.uid));
+    let (gid, uid) = (Gid::from_raw(gid), Uid::from_raw(uid));
     setresgid(gid, gid, gid).map_err(|e| format!("setresgid: {e}"))?;
     setresuid(uid, uid, uid).map_err(|e| format!("setresuid: {e}"))?;
     if uid.is_root() || Uid::effective().is_root() {

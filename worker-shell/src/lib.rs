@@ -2,8 +2,10 @@
 //! executes each approved command as the agent's own OS user, confined by
 //! the kernel rather than by this code.
 
+pub mod bounds;
 pub mod cgroups;
 pub mod confine;
+pub mod home;
 pub mod launch;
 pub mod namespaces;
 pub mod output;

@@ -23,6 +23,7 @@ use collegium_worker_kit::admission::Admission;
 use collegium_worker_kit::audit::AuditLog;
 use collegium_worker_kit::grant::GrantVerifier;
 use collegium_worker_kit::serve::{PeerPolicy, serve};
+use collegium_worker_shell::bounds::Mechanisms;
 use collegium_worker_shell::service::{AgentUser, NAMESPACE, ShellWorker};
 use collegium_worker_shell::{cgroups, confine};
 use nix::unistd::User;
@@ -124,6 +125,11 @@ fn set_up(
         );
     }
     let cgroup_root = command_cgroup_root(cgroup_root)?;
+    // Controllers where the host delegates them, rlimits where it does not
+    // (§6.1); the handshake reports which.
+    let mechanisms = cgroup_root
+        .as_deref()
+        .map_or(Mechanisms::RLIMITS, cgroups::delegate);
     let worker = std::env::current_exe()?;
     let launcher = launcher_beside(&worker)?;
     let namespaces = command_namespaces(&worker);
@@ -207,6 +213,8 @@ fn set_up(
             launcher,
             namespaces,
             cgroup_root,
+            mechanisms,
+            homes: Default::default(),
             landlock_floor,
             landlock_abi,
             commands: BTreeMap::new(),

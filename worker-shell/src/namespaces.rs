@@ -71,8 +71,10 @@ fn write_map(path: &'static str, text: &str) -> Result<(), NamespaceError> {
 
 /// In the new mount namespace (before Landlock, which forbids mount changes
 /// after it): nothing mounted here reaches the host, `/proc` shows only
-/// this PID namespace, and the TMPDIR is an empty tmpfs that goes with it.
-pub fn mount_private() -> Result<(), NamespaceError> {
+/// this PID namespace, and the TMPDIR is an empty tmpfs that goes with it,
+/// of at most `tmpfs_bytes` (unbounded, a tmpfs may take half the host's
+/// memory).
+pub fn mount_private(tmpfs_bytes: Option<u64>) -> Result<(), NamespaceError> {
     mount(
         None::<&str>,
         "/",
@@ -95,9 +97,23 @@ pub fn mount_private() -> Result<(), NamespaceError> {
         Path::new(TMPDIR),
         Some("tmpfs"),
         quiet,
-        Some("mode=0700"),
+        Some(tmpfs_options(tmpfs_bytes).as_str()),
     )
     .map_err(step("mounting a tmpfs on the TMPDIR"))
+}
+
+/// The TMPDIR's mount options. Its inodes are bounded with its bytes (one
+/// per 16 KiB, at least 1024): an inode costs kernel memory that `size=`
+/// does not count, and a tmpfs left to its default allows one per page of
+/// the host's memory.
+fn tmpfs_options(bytes: Option<u64>) -> String {
+    match bytes {
+        Some(bytes) => format!(
+            "mode=0700,size={bytes},nr_inodes={}",
+            (bytes / (16 * 1024)).max(1024)
+        ),
+        None => "mode=0700".into(),
+    }
 }
 
 /// Forks. A new PID namespace takes only the children of whoever made it,
@@ -189,7 +205,8 @@ fn probe() -> Result<i32, NamespaceError> {
     match fork_once("fork into the pid namespace")? {
         Some(child) => Ok(reap_until(child)),
         None => {
-            let code = match mount_private() {
+            // A bounded tmpfs, as every launch mounts one.
+            let code = match mount_private(Some(1024 * 1024)) {
                 Ok(()) => 0,
                 Err(error) => {
                     eprintln!("collegium-worker-shell: no command namespaces: {error}");

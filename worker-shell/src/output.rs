@@ -1,11 +1,15 @@
-//! What a command's result says (§3.4): its exit status, then each
-//! stream's bounded prefix, saying how much more there was, so nothing
-//! reads as whole that is not.
+//! What a command's result says (§3.4): its exit status, any bound it met
+//! (§6.1), then each stream's bounded prefix, saying how much more there
+//! was, so nothing reads as whole that is not.
 
+use crate::bounds::{InForce, Via};
 use crate::run::{Capture, Ending, Finished};
 
+/// The signal the kernel sends a process writing past `RLIMIT_FSIZE`.
+const SIGXFSZ: i32 = nix::libc::SIGXFSZ;
+
 /// The result's text, each stream shown up to `shown` bytes.
-pub fn text(finished: &Finished, shown: usize) -> String {
+pub fn text(finished: &Finished, shown: usize, in_force: &InForce) -> String {
     let status = match &finished.ending {
         Ending::Exited(0) => "exit status 0".to_string(),
         Ending::Exited(code) if *code > 128 => format!("killed by signal {}", code - 128),
@@ -14,10 +18,82 @@ pub fn text(finished: &Finished, shown: usize) -> String {
         Ending::Refused(reason) => format!("not run: {reason}"),
     };
     format!(
-        "{status}\n{}{}",
+        "{status}\n{}{}{}",
+        bounds(finished, in_force),
         stream("stdout", &finished.stdout, shown),
         stream("stderr", &finished.stderr, shown)
     )
+}
+
+/// The bounds the command met, as far as the kernel tells: a cgroup counts
+/// each refused fork and each kill at its memory bound, and a process
+/// writing past the file-size bound is killed by SIGXFSZ. Where it tells
+/// nothing (an rlimit's refusal is only a failed call inside the command),
+/// a failed command's result states the bounds it ran under.
+fn bounds(finished: &Finished, in_force: &InForce) -> String {
+    let bounds = &in_force.bounds;
+    let events = finished.events.unwrap_or_default();
+    let mut out = String::new();
+    let file_killed = finished.ending == Ending::Exited(128 + SIGXFSZ);
+    if file_killed {
+        out.push_str(&if in_force.shrink_only {
+            "[bound met: your home is over its cap, so no file may grow; the process writing to one was killed (SIGXFSZ)]\n".to_string()
+        } else {
+            format!(
+                "[bound met: a file reached the file-size bound of {} MiB (max_file_mib); the process writing past it was killed (SIGXFSZ)]\n",
+                bounds.max_file_mib
+            )
+        });
+    }
+    if events.forks_refused > 0 {
+        out.push_str(&format!(
+            "[bound met: the process bound of {} processes and threads (max_processes); {} forks were refused]\n",
+            bounds.max_processes, events.forks_refused
+        ));
+    }
+    if events.oom_kills > 0 {
+        out.push_str(&format!(
+            "[bound met: the memory bound of {} MiB (memory_mib); the kernel killed {} of the command's processes]\n",
+            bounds.memory_mib, events.oom_kills
+        ));
+    }
+    // A bound the kernel named explains the failure; the others are not
+    // listed beside it.
+    let failed = matches!(finished.ending, Ending::Exited(code) if code != 0);
+    if !failed || !out.is_empty() {
+        return out;
+    }
+    let mut unseen = Vec::new();
+    if in_force.mechanisms.processes == Via::Rlimit {
+        unseen.push(format!(
+            "at most {} processes and threads of your user at once (max_processes)",
+            bounds.max_processes
+        ));
+    }
+    if in_force.mechanisms.memory == Via::Rlimit {
+        unseen.push(format!(
+            "at most {} MiB of memory per process (memory_mib)",
+            bounds.memory_mib
+        ));
+    }
+    if !file_killed {
+        unseen.push(if in_force.shrink_only {
+            "no file may grow while your home is over its cap".to_string()
+        } else {
+            format!(
+                "files of at most {} MiB (max_file_mib)",
+                bounds.max_file_mib
+            )
+        });
+    }
+    if unseen.is_empty() {
+        return out;
+    }
+    out.push_str(&format!(
+        "[the command failed; it ran under bounds the kernel does not report meeting: {}. A program that meets one fails as it says: \"Resource temporarily unavailable\" from a fork, \"Cannot allocate memory\", \"File too large\"]\n",
+        unseen.join(", ")
+    ));
+    out
 }
 
 fn stream(name: &str, capture: &Capture, shown: usize) -> String {
@@ -74,7 +150,77 @@ pub fn summary(command: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::Mechanisms;
     use crate::run::SHOWN;
+    use collegium_control::tools::shell_bounds::ShellBounds;
+
+    fn rlimits() -> InForce {
+        InForce {
+            bounds: ShellBounds::default(),
+            mechanisms: Mechanisms::RLIMITS,
+            shrink_only: false,
+        }
+    }
+
+    fn ended(ending: Ending, events: Option<crate::cgroups::Events>) -> Finished {
+        Finished {
+            ending,
+            stdout: Capture::default(),
+            stderr: Capture::default(),
+            events,
+        }
+    }
+
+    #[test]
+    fn s6_1_a_bound_the_kernel_reports_is_named() {
+        let cgroup = InForce {
+            mechanisms: Mechanisms {
+                processes: Via::Cgroup,
+                memory: Via::Cgroup,
+            },
+            ..rlimits()
+        };
+        let events = crate::cgroups::Events {
+            forks_refused: 3,
+            oom_kills: 1,
+        };
+        let killed = text(&ended(Ending::Killed, Some(events)), SHOWN, &cgroup);
+        assert!(killed.starts_with("killed at its deadline\n[bound met: the process bound of 256 processes and threads (max_processes); 3 forks were refused]\n[bound met: the memory bound of 1024 MiB (memory_mib); the kernel killed 1 of the command's processes]\n"), "{killed}");
+        let file = text(&ended(Ending::Exited(128 + SIGXFSZ), None), SHOWN, &cgroup);
+        assert!(
+            file.contains(
+                "[bound met: a file reached the file-size bound of 1024 MiB (max_file_mib)"
+            ),
+            "{file}"
+        );
+        assert!(
+            !file.contains("does not report"),
+            "every bound is seen: {file}"
+        );
+        let quiet = text(
+            &ended(Ending::Exited(0), Some(Default::default())),
+            SHOWN,
+            &cgroup,
+        );
+        assert!(!quiet.contains("bound"), "{quiet}");
+    }
+
+    #[test]
+    fn s6_1_a_failed_command_under_rlimits_states_the_bounds_in_force() {
+        let failed = text(&ended(Ending::Exited(1), None), SHOWN, &rlimits());
+        assert!(failed.contains("[the command failed; it ran under bounds the kernel does not report meeting: at most 256 processes and threads of your user at once (max_processes), at most 1024 MiB of memory per process (memory_mib), files of at most 1024 MiB (max_file_mib)."), "{failed}");
+        let fine = text(&ended(Ending::Exited(0), None), SHOWN, &rlimits());
+        assert!(!fine.contains("bound"), "{fine}");
+        let shrink = InForce {
+            shrink_only: true,
+            ..rlimits()
+        };
+        let killed = text(&ended(Ending::Exited(128 + SIGXFSZ), None), SHOWN, &shrink);
+        assert!(
+            killed.contains("[bound met: your home is over its cap, so no file may grow"),
+            "{killed}"
+        );
+    }
 
     #[test]
     fn s3_4_a_long_stream_says_how_much_more_there_was() {
@@ -85,8 +231,9 @@ mod tests {
                 total: 1_000_000,
             },
             stderr: Capture::default(),
+            events: None,
         };
-        let text = text(&finished, SHOWN);
+        let text = text(&finished, SHOWN, &rlimits());
         assert!(text.starts_with("exit status 0\n[stdout]\nxxx"));
         assert!(text.contains(&format!(
             "[stdout: the first {SHOWN} of 1000000 bytes are shown; {} more were not]",
@@ -104,8 +251,9 @@ mod tests {
                 total: 10,
             },
             stderr: Capture::default(),
+            events: None,
         };
-        let text = text(&finished, 4);
+        let text = text(&finished, 4, &rlimits());
         assert!(text.contains("[stdout]\n0123\n"), "{text}");
         assert!(
             text.contains("[stdout: the first 4 of 10 bytes are shown; 6 more were not]"),

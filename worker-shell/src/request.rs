@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::LaunchLimits;
+
 /// One command to run as an agent's user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchRequest {
@@ -23,6 +25,9 @@ pub struct LaunchRequest {
     pub cgroup: Option<PathBuf>,
     /// The lowest Landlock ABI the launcher runs under (§6.1).
     pub landlock_floor: u8,
+    /// The rlimits and TMPDIR size the command runs under (§6.1).
+    #[serde(default)]
+    pub limits: LaunchLimits,
     /// A secret of this launch that a refusal's line carries: the request
     /// is gone by the time the command runs, so a command that exits with
     /// the refusal's status and words cannot pass for a refusal.

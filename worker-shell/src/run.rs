@@ -64,6 +64,9 @@ pub struct Finished {
     pub ending: Ending,
     pub stdout: Capture,
     pub stderr: Capture,
+    /// What the kernel counted of the command meeting its cgroup's bounds,
+    /// where it ran in one (§6.1).
+    pub events: Option<crate::cgroups::Events>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +159,7 @@ pub async fn run(
     let drained = tokio::time::Instant::now() + DRAIN.min(deadline);
     let stdout = finish(stdout, drained).await;
     let stderr = finish(stderr, drained).await;
+    let events = cgroup.map(|c| crate::cgroups::events(c.path()));
     if let Some(cgroup) = cgroup {
         cgroup.kill();
     } else if let Some(pid) = pid {
@@ -186,6 +190,7 @@ pub async fn run(
         ending,
         stdout,
         stderr,
+        events,
     })
 }
 

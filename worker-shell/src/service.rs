@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
@@ -26,10 +26,11 @@ use serde_json::{Value, json};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::output;
+use crate::bounds::{InForce, LaunchLimits, Mechanisms};
 use crate::request::LaunchRequest;
 use crate::run::{CommandCgroup, Ending, run};
 use crate::settings::ShellSettings;
+use crate::{home, output};
 
 pub const NAMESPACE: &str = "shell";
 
@@ -54,8 +55,20 @@ impl AgentUser {
             command,
             cgroup,
             landlock_floor: floor,
+            limits: LaunchLimits::default(),
             // The runner gives each launch its own.
             nonce: String::new(),
+        }
+    }
+
+    /// A measure of this agent's home, taking at most `time`.
+    fn measure(&self, time: Duration) -> home::MeasureRequest {
+        home::MeasureRequest {
+            uid: self.uid,
+            gid: self.gid,
+            groups: vec![self.gid],
+            home: self.home.clone(),
+            time_ms: u64::try_from(time.as_millis()).unwrap_or(u64::MAX),
         }
     }
 }
@@ -67,6 +80,10 @@ pub struct ShellWorker {
     /// The namespaces each command gets, probed at start (§6.1).
     pub namespaces: Vec<String>,
     pub cgroup_root: Option<PathBuf>,
+    /// How each command's processes and memory are bounded (§6.1).
+    pub mechanisms: Mechanisms,
+    /// Each agent's home, as last measured (§6.1).
+    pub homes: home::Homes,
     pub landlock_floor: u8,
     pub landlock_abi: u8,
     /// The commands each agent's user found, probed at start (§3.4).
@@ -113,6 +130,7 @@ impl Toolset for ShellWorker {
             .map_err(|e| Status::internal(e.to_string()))?;
         sandbox.command_cgroups = self.cgroup_root.is_some();
         sandbox.namespaces = self.namespaces.clone();
+        sandbox.bounds = self.mechanisms.report();
         Ok(Response::new(DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
@@ -260,20 +278,72 @@ impl ShellWorker {
             Ok(command) => command,
             Err(reason) => return refusal(reason),
         };
+        let settings = ShellSettings::parse(&call.settings_json);
+        let left = Duration::from_millis(call.deadline_unix_ms.saturating_sub(now_ms()));
+        self.run_command(
+            &call.agent,
+            &call.call_id,
+            command,
+            &settings,
+            Instant::now() + left,
+        )
+        .await
+    }
+
+    /// Runs `command` as `agent` under its settings; the daemon gives up on
+    /// the call at `gives_up`. Before the command, the agent's home is
+    /// measured where no measure of it stands; while it is over its cap the
+    /// command runs shrink-only. After the command the home is measured
+    /// again (§6.1).
+    pub async fn run_command(
+        &self,
+        agent_name: &str,
+        call_id: &str,
+        command: String,
+        settings: &ShellSettings,
+        gives_up: Instant,
+    ) -> ToolResult {
         if command.contains('\0') {
             return refusal("The command contains a NUL byte, which no command can carry.".into());
         }
-        let Some(agent) = self.agents.get(&call.agent) else {
+        let Some(agent) = self.agents.get(agent_name) else {
             return refusal(format!(
-                "{} holds no shell on this host: it has no OS user here.",
-                call.agent
+                "{agent_name} holds no shell on this host: it has no OS user here."
             ));
+        };
+        let cap = settings.bounds.home_cap_bytes();
+        let home_slot = self.homes.slot(agent_name);
+        let (standing, unmeasured) = {
+            let mut last = home_slot.lock().await;
+            let mut unmeasured = None;
+            if last.is_none() {
+                // What is left once the command has had its stop margin.
+                let room = gives_up
+                    .saturating_duration_since(Instant::now())
+                    .saturating_sub(STOP_MARGIN + Duration::from_secs(1));
+                match self.measure_home(agent, room, cap).await {
+                    Ok(measure) => *last = measure,
+                    Err(error) => unmeasured = Some(error),
+                }
+            }
+            (*last, unmeasured)
+        };
+        let shrink_only = standing.is_some_and(|m| m.over(cap));
+        let in_force = InForce {
+            bounds: settings.bounds,
+            mechanisms: self.mechanisms,
+            shrink_only,
         };
         let cgroup = match &self.cgroup_root {
             Some(root) => match CommandCgroup::create(
                 root,
-                &crate::cgroups::command_name(std::process::id(), &digest(call.call_id.as_bytes())),
-            ) {
+                &crate::cgroups::command_name(std::process::id(), &digest(call_id.as_bytes())),
+            )
+            .and_then(|cgroup| {
+                crate::cgroups::limit(cgroup.path(), &settings.bounds, &self.mechanisms)
+                    .map_err(crate::run::RunError::Cgroup)?;
+                Ok(cgroup)
+            }) {
                 Ok(cgroup) => Some(cgroup),
                 Err(error) => {
                     return outcome(
@@ -286,20 +356,18 @@ impl ShellWorker {
             },
             None => None,
         };
-        let request = agent.request(
+        let mut request = agent.request(
             command.clone(),
             cgroup.as_ref().map(|c| c.path().to_path_buf()),
             self.landlock_floor,
         );
+        request.limits = in_force.launch_limits();
         // The daemon gives up on the call at its deadline: the command is
         // stopped early enough that its signals, the drain and the answer
         // all land before then.
-        let settings = ShellSettings::parse(&call.settings_json);
-        let left = call.deadline_unix_ms.saturating_sub(now_ms());
-        let deadline = settings.deadline(Duration::from_millis(
-            left.saturating_sub(STOP_MARGIN.as_millis() as u64)
-                .max(1_000),
-        ));
+        let left = gives_up.saturating_duration_since(Instant::now());
+        let deadline =
+            settings.deadline(left.saturating_sub(STOP_MARGIN).max(Duration::from_secs(1)));
         let finished = match run(&self.launcher, &request, cgroup.as_ref(), deadline).await {
             Ok(finished) => finished,
             Err(error) => {
@@ -309,6 +377,14 @@ impl ShellWorker {
                     }),
                     "not run".into(),
                 );
+            }
+        };
+        drop(cgroup);
+        let lead = match &finished.ending {
+            Ending::Refused(_) => String::new(),
+            _ => {
+                self.after_command(agent, &home_slot, cap, shrink_only, gives_up, unmeasured)
+                    .await
             }
         };
         let summary = output::summary(&command);
@@ -324,16 +400,19 @@ impl ShellWorker {
             Ending::Killed => outcome(
                 tool_result::Outcome::Unresolved(Unresolved {
                     message: format!(
-                        "the command passed its deadline of {} s and was killed; whether it completed cannot be confirmed.\n{}",
+                        "{lead}the command passed its deadline of {} s and was killed; whether it completed cannot be confirmed.\n{}",
                         deadline.as_secs(),
-                        output::text(&finished, settings.shown)
+                        output::text(&finished, settings.shown, &in_force)
                     ),
                 }),
                 summary,
             ),
             Ending::Exited(_) => outcome(
                 tool_result::Outcome::Success(Success {
-                    text: output::text(&finished, settings.shown),
+                    text: format!(
+                        "{lead}{}",
+                        output::text(&finished, settings.shown, &in_force)
+                    ),
                     replay_line: Some(format!("[ran `{}`]", output::summary(&command))),
                     ..Success::default()
                 }),
@@ -342,5 +421,65 @@ impl ShellWorker {
         };
         result.captures = output::captures(&finished, settings.shown);
         result
+    }
+
+    /// Measures `agent`'s home in at most `room` (and [`home::MEASURE_TIME`]);
+    /// `None` where the measure cannot stand as the home's (§6.1).
+    async fn measure_home(
+        &self,
+        agent: &AgentUser,
+        room: Duration,
+        cap: u64,
+    ) -> Result<Option<home::Measure>, home::MeasureError> {
+        let time = room.min(home::MEASURE_TIME);
+        if time < Duration::from_millis(500) {
+            return Ok(None);
+        }
+        let measure = home::measure(&self.launcher, &agent.measure(time)).await?;
+        Ok(home::stands(&measure, time, cap).then_some(measure))
+    }
+
+    /// Measures the home after a command and says what the result leads
+    /// with: the home over its cap (its size, the cap, what to remove), or
+    /// back under it after a shrink-only command, or that it could not be
+    /// measured.
+    async fn after_command(
+        &self,
+        agent: &AgentUser,
+        slot: &tokio::sync::Mutex<Option<home::Measure>>,
+        cap: u64,
+        ran_shrink_only: bool,
+        gives_up: Instant,
+        unmeasured_before: Option<home::MeasureError>,
+    ) -> String {
+        let mut last = slot.lock().await;
+        // The answer must still reach the daemon: a second for it.
+        let room = gives_up
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(Duration::from_secs(1));
+        let failed = match self.measure_home(agent, room, cap).await {
+            Ok(measure) => {
+                *last = measure;
+                None
+            }
+            Err(error) => {
+                tracing::warn!(home = %agent.home.display(), %error, "the home could not be measured");
+                *last = None;
+                Some(error)
+            }
+        };
+        match (*last, failed.or(unmeasured_before)) {
+            (Some(measure), _) if measure.over(cap) => {
+                home::over_text(&agent.home, &measure, cap, ran_shrink_only)
+            }
+            (Some(measure), _) if ran_shrink_only => {
+                home::under_again_text(&agent.home, &measure, cap)
+            }
+            (None, Some(error)) => format!(
+                "[home not measured: your home's size could not be measured ({error}), so its cap of {} MiB (home_cap_mib) is not checked; it is measured again before your next command]\n",
+                cap / collegium_control::tools::shell_bounds::MIB
+            ),
+            _ => String::new(),
+        }
     }
 }

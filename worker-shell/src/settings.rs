@@ -1,11 +1,12 @@
 //! The agent's effective `[settings.shell]` (§3.4), as each call carries
-//! them: how long a command may run and how much of each stream the result
-//! shows. The configuration check refuses values the worker could not honour
+//! them: how long a command may run, how much of each stream the result
+//! shows, and what a command may take (§6.1). The configuration check refuses values the worker could not honour
 //! (a deadline past the daemon's, a prefix past the capture), so nothing here
 //! is cut short in silence.
 
 use std::time::Duration;
 
+use collegium_control::tools::shell_bounds::ShellBounds;
 use serde::Deserialize;
 
 use crate::run::{CAPTURED, SHOWN};
@@ -16,6 +17,8 @@ pub struct ShellSettings {
     pub deadline: Option<Duration>,
     /// How many bytes of each stream the result shows.
     pub shown: usize,
+    /// Processes, memory, file size and home (§6.1).
+    pub bounds: ShellBounds,
 }
 
 impl Default for ShellSettings {
@@ -23,6 +26,7 @@ impl Default for ShellSettings {
         Self {
             deadline: None,
             shown: SHOWN,
+            bounds: ShellBounds::default(),
         }
     }
 }
@@ -41,9 +45,11 @@ impl ShellSettings {
         let Ok(wire) = serde_json::from_str::<Wire>(json) else {
             return Self::default();
         };
+        let value = serde_json::from_str::<serde_json::Value>(json).ok();
         Self {
             deadline: wire.deadline_secs.map(Duration::from_secs),
             shown: wire.output_prefix_bytes.unwrap_or(SHOWN).min(CAPTURED),
+            bounds: ShellBounds::of(value.as_ref()),
         }
     }
 
@@ -75,6 +81,28 @@ mod tests {
         assert_eq!(
             settings.deadline(Duration::from_secs(2)),
             Duration::from_secs(2)
+        );
+    }
+
+    #[test]
+    fn s6_1_the_agents_bounds_are_read_from_the_call() {
+        let settings = ShellSettings::parse(
+            r#"{"max_processes": 32, "memory_mib": 64, "max_file_mib": 5, "home_cap_mib": 7, "deadline_secs": 3}"#,
+        );
+        assert_eq!(
+            settings.bounds,
+            ShellBounds {
+                max_processes: 32,
+                memory_mib: 64,
+                max_file_mib: 5,
+                home_cap_mib: 7
+            }
+        );
+        assert_eq!(
+            ShellSettings::parse(r#"{"memory_mib": 64}"#)
+                .bounds
+                .max_processes,
+            collegium_control::tools::shell_bounds::MAX_PROCESSES.default
         );
     }
 

@@ -130,6 +130,7 @@ fn request(command: &str) -> LaunchRequest {
         command: command.to_string(),
         cgroup: None,
         landlock_floor: 1,
+        limits: Default::default(),
         nonce: String::new(),
     }
 }
@@ -464,6 +465,7 @@ fn other_request(command: &str) -> LaunchRequest {
         command: command.to_string(),
         cgroup: None,
         landlock_floor: 1,
+        limits: Default::default(),
         nonce: String::new(),
     }
 }

@@ -136,6 +136,32 @@ fn positive() -> Value {
     json!({"type": "integer", "minimum": 1})
 }
 
+/// `[settings.shell]`: the command's deadline and output prefix, the
+/// commands probed, and what one command may take (`shell_bounds`, §6.1).
+fn shell_settings_schema() -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "deadline_secs": positive(),
+            // The shell worker captures at most 1 MiB of a stream;
+            // it could not show more than it keeps.
+            "output_prefix_bytes": {"type": "integer", "minimum": 1, "maximum": 1_048_576},
+            "probe_commands": {
+                "description": "Commands probed at boot as the agent's user; those found are named in the preamble (§3.4).",
+                "type": "array",
+                "items": {"type": "string", "minLength": 1}
+            }
+        }
+    });
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        properties.extend(
+            super::shell_bounds::schema_properties().map(|(key, value)| (key.to_string(), value)),
+        );
+    }
+    schema
+}
+
 fn mail_server() -> Value {
     json!({
         "type": "object",
@@ -364,21 +390,7 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             "shell",
             Framework,
             Worker("shell".into()),
-            json!({
-                "type": "object",
-                "additionalProperties": false,
-                "properties": {
-                    "deadline_secs": positive(),
-                    // The shell worker captures at most 1 MiB of a stream;
-                    // it could not show more than it keeps.
-                    "output_prefix_bytes": {"type": "integer", "minimum": 1, "maximum": 1_048_576},
-                    "probe_commands": {
-                        "description": "Commands probed at boot as the agent's user; those found are named in the preamble (§3.4).",
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1}
-                    }
-                }
-            }),
+            shell_settings_schema(),
             vec![
                 Tool::new("run", "Run one command as your own OS user.")
                     .approval()

@@ -9,6 +9,7 @@ pub mod names;
 pub mod registry;
 pub mod resolve;
 pub mod served;
+pub mod shell_bounds;
 
 pub use names::ToolRef;
 pub use registry::{Gate, Host, Registry, ToolDeclaration, ToolsetDeclaration, ToolsetKind};

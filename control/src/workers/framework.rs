@@ -76,10 +76,19 @@ pub async fn connect(
             landlock_floor: Some(1),
             command_cgroups: true,
             command_namespaces: &["pid", "mount", "ipc"],
+            command_bounds: super::handshake::SHELL_BOUNDS,
         },
     };
     let worker = Worker::connect(&spec, signer).await?;
-    tracing::info!(worker = "shell", "framework worker ready");
+    // Which mechanism bounds each command depends on what the host
+    // delegates (§6.1); the operator reads it here.
+    let bounds = worker
+        .described()
+        .sandbox
+        .as_ref()
+        .map(|s| s.bounds.join(", "))
+        .unwrap_or_default();
+    tracing::info!(worker = "shell", %bounds, "framework worker ready");
     workers.insert("shell".to_string(), Arc::new(worker));
     Ok(workers)
 }

@@ -31,7 +31,15 @@ pub struct SandboxExpectation {
     /// The namespaces each command the worker runs must get of its own,
     /// for a worker that runs commands (§6.1).
     pub command_namespaces: &'static [&'static str],
+    /// What each command the worker runs must be bounded in (§6.1): each
+    /// name must be reported as `name=mechanism`, whichever mechanism the
+    /// host allows.
+    pub command_bounds: &'static [&'static str],
 }
+
+/// What a shell worker bounds each command in: its processes, its memory,
+/// the size of a file it writes, and its agent's home (§6.1).
+pub const SHELL_BOUNDS: &[&str] = &["processes", "memory", "file_size", "home"];
 
 impl SandboxExpectation {
     /// What a toolset this process starts under its own user can be held to:
@@ -46,6 +54,7 @@ impl SandboxExpectation {
             landlock_floor: None,
             command_cgroups: false,
             command_namespaces: &[],
+            command_bounds: &[],
         })
     }
 }
@@ -185,6 +194,30 @@ fn compare_sandbox(
             ),
         );
     }
+    let unbounded = missing_bounds(expected.command_bounds, &reported.bounds);
+    if !unbounded.is_empty() {
+        gap(
+            "sandbox.bounds",
+            format!(
+                "the worker does not report bounding each command's {}, so one command could starve the host; run the shell worker of this build, which bounds each with a cgroup controller where the host delegates one and an rlimit or a measure where it does not",
+                unbounded.join(", ")
+            ),
+        );
+    }
+}
+
+/// The bounds `expected` names that `reported` gives no mechanism for.
+fn missing_bounds<'a>(expected: &[&'a str], reported: &[String]) -> Vec<&'a str> {
+    expected
+        .iter()
+        .copied()
+        .filter(|name| {
+            !reported.iter().any(|r| {
+                r.split_once('=')
+                    .is_some_and(|(what, how)| what == *name && !how.is_empty())
+            })
+        })
+        .collect()
 }
 
 /// The namespaces `expected` names that `reported` does not.

@@ -140,6 +140,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
                 landlock_floor: None,
                 command_cgroups: false,
                 command_namespaces: &[],
+                command_bounds: &[],
             },
             None => daemon,
         };

@@ -223,6 +223,73 @@ async fn s3_4_the_shell_settings_bound_what_a_command_shows_and_how_long_it_runs
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_bound_met_and_a_home_over_its_cap_reach_the_models_tool_result() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h, "bounds");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    // A 1 MiB file bound and a 1 MiB home (§6.1): a 3 MiB write stops at
+    // the first, and what it left puts the home over the second.
+    let mut text = std::fs::read_to_string(&h.config).expect("config");
+    text.push_str("\n[settings.shell]\nmax_file_mib = 1\nhome_cap_mib = 1\n");
+    std::fs::write(&h.config, text).expect("write config");
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let _worker = start_worker(&h).expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "shell__run",
+                json!({"command": "head -c 3M /dev/zero > ~/big"}),
+            )]),
+            calls(&[("shell__run", json!({"command": "rm ~/big"}))]),
+            reply("Done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira fill, then clean").await;
+    let fill = h.wait_post(&square, "mira", "head -c 3M", since).await;
+    h.click("ana", &fill.id, "approve").await;
+    let clean = h.wait_post(&square, "mira", "rm ~/big", since).await;
+    h.click("ana", &clean.id, "approve").await;
+    h.wait_post(&square, "mira", "Done.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    let home = roots.join("homes/mira");
+    assert!(
+        results[0].starts_with(&format!(
+            "[home over its cap: your home, {}, holds 1.0 MiB; its cap is 1.0 MiB (home_cap_mib). Remove at least ",
+            home.display()
+        )) && results[0].contains(" KiB. Until it is under the cap every command runs shrink-only")
+            && results[0].contains(
+            "killed by signal 25\n[bound met: a file reached the file-size bound of 1 MiB (max_file_mib)"
+        ),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].starts_with("[home under its cap again: this command ran shrink-only"),
+        "{}",
+        results[1]
+    );
+    let system = turn_requests(&h)[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        system.contains("write files of at most 1 MiB")
+            && system.contains("Your home can hold at most 1 MiB."),
+        "the preamble states the agent's bounds: {system}"
+    );
+    let _ = std::fs::remove_dir_all(&roots);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_child_that_left_its_session_does_not_outlive_its_command_on_this_host() {
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");

@@ -35,6 +35,7 @@ fn as_started() -> SandboxExpectation {
         landlock_floor: None,
         command_cgroups: false,
         command_namespaces: &[],
+        command_bounds: &[],
     }
 }
 
@@ -533,6 +534,7 @@ async fn arch4_a_worker_under_its_own_user_is_checked_by_both_ends() {
         landlock_floor: None,
         command_cgroups: false,
         command_namespaces: &[],
+        command_bounds: &[],
     };
     let spec = WorkerSpec {
         socket: fixture.socket.clone(),

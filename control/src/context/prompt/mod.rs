@@ -247,6 +247,18 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
                  The framework does not police the shell's network. Each command needs a person's approval, and that approval is the only limit.",
                 home = facts.homes_root.join(&agent.username).display()
             );
+            // The bounds each command runs under (§6.1), from the one place
+            // the worker reads them too.
+            let bounds = crate::tools::shell_bounds::ShellBounds::of(agent.settings.get("shell"));
+            let _ = writeln!(
+                out,
+                "Each command can run at most {processes} processes and threads at the same time, use at most {memory} MiB of memory and write files of at most {file} MiB. An action that goes past a limit fails.\n\
+                 Your home can hold at most {home} MiB. When it holds more, commands cannot make files larger until you remove files.",
+                processes = bounds.max_processes,
+                memory = bounds.memory_mib,
+                file = bounds.max_file_mib,
+                home = bounds.home_cap_mib,
+            );
             if !facts.shell_commands.is_empty() {
                 let _ = writeln!(
                     out,

@@ -118,6 +118,35 @@ fn s3_8_system_prompt_of_a_shell_and_workspace_agent() {
 }
 
 #[test]
+fn s6_1_the_preamble_states_the_shells_bounds_defaults_or_the_agents_own() {
+    let defaults = render(&agent("theo", "Theo"), false, false, true);
+    assert!(
+        defaults.contains("at most 256 processes and threads at the same time, use at most 1024 MiB of memory and write files of at most 1024 MiB"),
+        "{defaults}"
+    );
+    assert!(
+        defaults.contains("Your home can hold at most 2048 MiB."),
+        "{defaults}"
+    );
+    let mut own = agent("theo", "Theo");
+    own.settings.insert(
+        "shell".into(),
+        serde_json::json!({"max_processes": 64, "memory_mib": 512, "max_file_mib": 100, "home_cap_mib": 4096}),
+    );
+    let prompt = render(&own, false, false, true);
+    assert!(
+        prompt.contains("at most 64 processes and threads at the same time, use at most 512 MiB of memory and write files of at most 100 MiB"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Your home can hold at most 4096 MiB."),
+        "{prompt}"
+    );
+    let without = render(&agent("ada", "Ada"), false, true, false);
+    assert!(!without.contains("processes and threads"), "{without}");
+}
+
+#[test]
 fn s3_4_a_shell_without_the_workspace_toolset_is_not_pointed_at_it() {
     let prompt = render(&agent("theo", "Theo"), false, false, true);
     assert!(prompt.contains("Your workspace is /var/lib/collegium-workspaces/theo."));
