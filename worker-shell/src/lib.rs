@@ -7,6 +7,7 @@ pub mod confine;
 pub mod launch;
 pub mod namespaces;
 pub mod output;
+pub mod reach;
 pub mod request;
 pub mod run;
 pub mod service;

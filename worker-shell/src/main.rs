@@ -62,6 +62,10 @@ enum Command {
     /// Tries, once at the worker's start, the namespaces a launch makes.
     #[command(hide = true)]
     ProbeNamespaces,
+    /// The launcher confined as an agent, connecting to each endpoint it is
+    /// given instead of running a command (§6.4); reads its request on stdin.
+    #[command(hide = true)]
+    ProbeReach,
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Launch => collegium_worker_shell::launch::main(),
         Command::ProbeNamespaces => collegium_worker_shell::namespaces::probe_main(),
+        Command::ProbeReach => collegium_worker_shell::launch::reach_main(),
         Command::Serve {
             config,
             cgroup_root,
@@ -211,6 +216,7 @@ fn set_up(
             landlock_floor,
             landlock_abi,
             commands: BTreeMap::new(),
+            reach: collegium_control::host::reach::endpoints(&loaded),
         },
         candidates,
         socket: through(&socket_dir).join("toolset.sock"),
