@@ -5,8 +5,11 @@
 //! (setgid, so what the daemon creates inside keeps the group); the state,
 //! runtime and audit directories the daemon owns, closed to agents; the
 //! configuration and plugin trees open only to the daemon's group, which no
-//! agent user is ever in. Every run converges; a second run changes
-//! nothing, and each change is printed.
+//! agent user is ever in; and an nftables table rejecting the agents'
+//! users' connections to the callback port (`reach`, §6.4). Every run
+//! converges; a second run changes nothing, and each change is printed.
+
+mod reach;
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -43,6 +46,10 @@ pub enum HostError {
         "the configuration's directory {0} is shared with the system; keep the configuration in a directory of its own, such as /etc/collegium"
     )]
     SharedConfigDir(PathBuf),
+    #[error(
+        "the nft command is not installed; install the nftables package (apt-get install nftables): agents' users are kept from the callback port by an nftables rule (§6.4)"
+    )]
+    NftMissing,
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -80,6 +87,7 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
         }
     }
     converge_framework(&layout, &daemon, &mut outcome)?;
+    let mut agent_uids = std::collections::BTreeSet::new();
     for place in &layout.agents {
         let agent = match &place.os_user {
             Some(name) => {
@@ -88,6 +96,9 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
             }
             None => None,
         };
+        if let Some(user) = &agent {
+            agent_uids.insert(user.uid.as_raw());
+        }
         if let (Some(home), Some(user)) = (&place.home, &agent) {
             converge_dir(
                 home,
@@ -114,6 +125,12 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
             )?;
         }
     }
+    reach::converge(
+        &host::reach::table_name(&layout.state_dir),
+        &agent_uids,
+        &host::reach::blocked_ports(loaded),
+        &mut outcome,
+    )?;
     Ok(outcome)
 }
 
