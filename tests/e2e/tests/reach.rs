@@ -300,3 +300,36 @@ async fn s6_4_boot_refuses_while_an_agents_user_reaches_the_callback_port_and_bo
     daemon.wait_for("agents are listening");
     let _ = std::fs::remove_dir_all(&roots);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_4_a_host_without_nft_is_told_which_package_to_install() {
+    let h = Harness::start().await;
+    let roots = shell_deployment(&h, "nonft");
+    if !geteuid().is_root() {
+        return;
+    }
+    // A PATH with the user tools the provisioner runs, and no nft.
+    let tools = h.dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools");
+    for tool in ["useradd", "usermod"] {
+        let found = ["/usr/sbin", "/sbin", "/usr/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .expect("the tool is installed");
+        std::os::unix::fs::symlink(found, tools.join(tool)).expect("link");
+    }
+    let output = Command::new(binary("collegium-provision"))
+        .args(["host", "--config"])
+        .arg(&h.config)
+        .env("PATH", &tools)
+        .output()
+        .expect("run the provisioner");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the nft command is not installed; install the nftables package"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&roots);
+}
