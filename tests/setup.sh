@@ -24,6 +24,7 @@ commands=(
 packages=(
   "fonts-noto-color-emoji  emoji in the browser test's screenshots"
   "ca-certificates         package downloads over HTTPS"
+  "nftables                nft, in /usr/sbin (off a non-root PATH): host provisioning keeps agents' users off the callback port"
 )
 
 missing=()

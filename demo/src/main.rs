@@ -71,7 +71,22 @@ fn main() -> anyhow::Result<()> {
 struct Prepared {
     config: PathBuf,
     _worker: Option<ShellWorker>,
+    _reach: Option<ReachTable>,
     _dir: Option<TempDir>,
+}
+
+/// The nftables table host provisioning made for this demo's deployment
+/// (§6.4), removed when the demo stops: unlike cg-theo, a person has
+/// nothing to look at in it, and it would keep rejecting cg-theo on the
+/// demo's callback port.
+struct ReachTable(String);
+
+impl Drop for ReachTable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("nft")
+            .args(["delete", "table", "inet", &self.0])
+            .output();
+    }
 }
 
 /// Whether this run shows the shell, and why not where it does not.
@@ -180,13 +195,16 @@ async fn prepare(args: &Args) -> anyhow::Result<Prepared> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     // The daemon's boot refuses a shell agent the host is not laid out for,
     // and connects to the shell worker rather than starting it (§6.1).
-    let worker = match &shell {
+    let (worker, reach) = match &shell {
         Shell::On { worker } => {
+            let reach = ReachTable(collegium_control::host::reach::table_name(
+                &loaded.config.deployment.state_dir,
+            ));
             collegium_provision::host::provision(&loaded)
                 .map_err(|e| anyhow::anyhow!("provision the host for the shell: {e}"))?;
-            Some(ShellWorker::start(worker, &config)?)
+            (Some(ShellWorker::start(worker, &config)?), Some(reach))
         }
-        Shell::Off(_) => None,
+        Shell::Off(_) => (None, None),
     };
     join_person(&mattermost.url).await?;
     let url = mattermost.url.clone();
@@ -203,6 +221,7 @@ async fn prepare(args: &Args) -> anyhow::Result<Prepared> {
     Ok(Prepared {
         config,
         _worker: worker,
+        _reach: reach,
         _dir: keep,
     })
 }

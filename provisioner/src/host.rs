@@ -6,8 +6,11 @@
 //! runtime and audit directories the daemon owns, closed to agents; the
 //! configuration tree open only to the daemon's group, which no agent or
 //! plugin user is ever in; the plugin tree open to the daemon and the
-//! plugin users (`plugin_group`). Every run converges; a second run changes
-//! nothing, and each change is printed.
+//! plugin users (`plugin_group`); and an nftables table rejecting the
+//! agents' users' connections to the callback port (`reach`, §6.4). Every
+//! run converges; a second run changes nothing, and each change is printed.
+
+mod reach;
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -53,6 +56,10 @@ pub enum HostError {
         config: PathBuf,
         plugin: String,
     },
+    #[error(
+        "the nft command is not installed; install the nftables package (apt-get install nftables): agents' users are kept from the callback port by an nftables rule (§6.4)"
+    )]
+    NftMissing,
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -112,6 +119,7 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
     let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
     let plugins_gid = crate::plugin_group::converge(&daemon, &plugin_users, &mut outcome)?;
     converge_framework(&layout, &daemon, plugins_gid.as_raw(), &mut outcome)?;
+    let mut agent_uids = std::collections::BTreeSet::new();
     for place in &layout.agents {
         let agent = match &place.os_user {
             Some(name) => {
@@ -120,6 +128,9 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
             }
             None => None,
         };
+        if let Some(user) = &agent {
+            agent_uids.insert(user.uid.as_raw());
+        }
         if let (Some(home), Some(user)) = (&place.home, &agent) {
             converge_dir(
                 home,
@@ -146,6 +157,12 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
             )?;
         }
     }
+    reach::converge(
+        &host::reach::table_name(&layout.state_dir),
+        &agent_uids,
+        &host::reach::blocked_ports(loaded),
+        &mut outcome,
+    )?;
     Ok(outcome)
 }
 

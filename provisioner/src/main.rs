@@ -1,6 +1,7 @@
 //! `collegium-provision mattermost --config FILE` converges Mattermost to
 //! the configuration; `collegium-provision host --config FILE` converges
-//! this host (agent OS users, homes, workspaces, the daemon's directories).
+//! this host (agent OS users, homes, workspaces, the daemon's directories,
+//! the nftables rule keeping agents off the callback port).
 //! Each prints one line per change.
 
 use std::path::PathBuf;
@@ -28,8 +29,10 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
     },
-    /// One OS user per shell-holding agent, its home and workspace, and the
-    /// daemon's directories with their owners and modes. Run as root.
+    /// One OS user per shell-holding agent, its home and workspace, the
+    /// daemon's directories with their owners and modes, and an nftables
+    /// table rejecting the agents' connections to the callback port. Run as
+    /// root.
     Host {
         /// The configuration file.
         #[arg(long)]

@@ -3,7 +3,10 @@
 //! command through the launcher, as the shell worker runs it: a fresh
 //! launcher exec, the uid switch, the user, PID, mount and IPC namespaces
 //! with their private `/proc` and tmpfs, Landlock, and, where the host has
-//! cgroup v2, a command cgroup made, joined, killed and removed.
+//! cgroup v2, a command cgroup made, joined, killed and removed; and, in
+//! the last row, the home measured after the command as the worker does
+//! for its cap (`home_cap_mib`). The command runs under the default bounds,
+//! by rlimits (the development host delegates no controller).
 //!
 //! `cargo bench -p collegium-worker-shell --bench launcher` (as root: the
 //! launcher takes the agent's user). Under `cargo test` it runs a few
@@ -14,9 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use collegium_worker_shell::cgroups;
+use collegium_control::tools::shell_bounds::ShellBounds;
+use collegium_worker_shell::bounds::{InForce, Mechanisms};
 use collegium_worker_shell::request::LaunchRequest;
 use collegium_worker_shell::run::{CommandCgroup, Ending, run};
+use collegium_worker_shell::{cgroups, home};
 use nix::unistd::User;
 use tokio::io::AsyncReadExt;
 
@@ -76,19 +81,17 @@ async fn launched(launcher: &Path, request: &LaunchRequest, cgroups: Option<&Pat
     let started = Instant::now();
     let cgroup = cgroups.map(|root| {
         let n = CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        CommandCgroup::create(root, &cgroups::command_name(std::process::id(), &n.to_string()))
-            .expect("a command cgroup")
+        CommandCgroup::create(
+            root,
+            &cgroups::command_name(std::process::id(), &n.to_string()),
+        )
+        .expect("a command cgroup")
     });
     let mut request = request.clone();
     request.cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
-    let finished = run(
-        launcher,
-        &request,
-        cgroup.as_ref(),
-        Duration::from_secs(30),
-    )
-    .await
-    .expect("run");
+    let finished = run(launcher, &request, cgroup.as_ref(), Duration::from_secs(30))
+        .await
+        .expect("run");
     drop(cgroup);
     assert_eq!(
         finished.ending,
@@ -129,6 +132,12 @@ async fn main() {
         cgroup: None,
         landlock_floor: 1,
         nonce: String::new(),
+        limits: InForce {
+            bounds: ShellBounds::default(),
+            mechanisms: Mechanisms::RLIMITS,
+            shrink_only: false,
+        }
+        .launch_limits(),
     };
     let launcher = PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"));
     let cgroup_root = cgroups::host_root().filter(|r| cgroups::prepare(r).is_ok());
@@ -159,6 +168,25 @@ async fn main() {
             }
         }
         rows.push(("through the launcher, with a command cgroup", samples));
+        let measure = home::MeasureRequest {
+            uid: request.uid,
+            gid: request.gid,
+            groups: request.groups.clone(),
+            home: request.home.clone(),
+            time_ms: 10_000,
+        };
+        let mut samples = Vec::new();
+        for n in 0..warmup + runs {
+            let started = Instant::now();
+            launched(&launcher, &request, Some(root)).await;
+            home::measure(&launcher, &measure)
+                .await
+                .expect("the home measured");
+            if n >= warmup {
+                samples.push(started.elapsed());
+            }
+        }
+        rows.push(("... and the home measured after it", samples));
     }
 
     println!("one command, {runs} runs after {warmup} of warm-up:");
@@ -168,11 +196,18 @@ async fn main() {
         medians.push(p50);
         println!("  {name:<46} p50 {:>9}  p90 {:>9}", ms(p50), ms(p90));
     }
-    let (first, last) = (medians[0], medians[medians.len() - 1]);
+    let first = medians[0];
+    let confined = medians[medians.len().min(3) - 1];
     println!(
-        "  added by the launcher (p50): {} (target: under 5 ms)",
-        ms(last.saturating_sub(first))
+        "  added by the launcher, cgroup included (p50): {} (target: under 5 ms)",
+        ms(confined.saturating_sub(first))
     );
+    if medians.len() > 3 {
+        println!(
+            "  added with the home's measure (p50): {}",
+            ms(medians[3].saturating_sub(first))
+        );
+    }
     if cgroup_root.is_none() {
         println!("  this host has no cgroup v2 hierarchy: the cgroup row is missing");
     }

@@ -9,6 +9,8 @@
 //! and execs `bash -c -- COMMAND` with an allowlisted environment. It never changes
 //! user inside a multi-threaded process, and never runs a command it could
 //! not confine: each refusal exits with `LAUNCH_REFUSED` naming its step.
+//! In its reach mode (`probe-reach`, §6.4) it takes every step up to the
+//! exec, then connects to the endpoints it was given instead (`reach`).
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -19,11 +21,25 @@ use nix::sys::resource::{Resource, setrlimit};
 use nix::unistd::{Gid, Uid, setgroups, setresgid, setresuid, setsid};
 
 use crate::bounds::LaunchLimits;
+use crate::reach::{self, ReachRequest};
 use crate::request::{CLEAN_PATH, LAUNCH_REFUSED, LaunchRequest, REFUSED};
 use crate::{confine, namespaces};
 
 /// Runs the launcher; returns only to exit with a refusal.
 pub fn main() -> std::process::ExitCode {
+    refuse_or_never(launch_command)
+}
+
+/// `collegium-shell-launch probe-reach`: confined exactly as a command is,
+/// but with no bash and no command, tries to connect to each endpoint the
+/// request names and prints what each connect met as JSON (§6.4; `reach`).
+pub fn reach_main() -> std::process::ExitCode {
+    refuse_or_never(launch_reach)
+}
+
+fn refuse_or_never(
+    launch: fn(&mut String) -> Result<std::convert::Infallible, String>,
+) -> std::process::ExitCode {
     let mut nonce = String::new();
     match launch(&mut nonce) {
         Ok(never) => match never {},
@@ -34,9 +50,27 @@ pub fn main() -> std::process::ExitCode {
     }
 }
 
-fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
-    let request = read_request()?;
+fn launch_command(nonce: &mut String) -> Result<std::convert::Infallible, String> {
+    let request: LaunchRequest = read_request()?;
     nonce.clone_from(&request.nonce);
+    confine_as_agent(&request)?;
+    Err(exec_bash(&request))
+}
+
+fn launch_reach(nonce: &mut String) -> Result<std::convert::Infallible, String> {
+    let request: ReachRequest = read_request()?;
+    nonce.clone_from(&request.launch.nonce);
+    confine_as_agent(&request.launch)?;
+    let attempts = reach::attempt_all(&request.endpoints);
+    let text = serde_json::to_string(&attempts).map_err(|e| format!("the report: {e}"))?;
+    println!("{text}");
+    std::process::exit(0)
+}
+
+/// Every step between the request and the command, in order; returns in
+/// the command's own process, its namespace's first process waiting
+/// outside it.
+fn confine_as_agent(request: &LaunchRequest) -> Result<(), String> {
     if request.command.contains('\0') {
         return Err("the command contains a NUL byte".into());
     }
@@ -58,7 +92,7 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
         setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes)
             .map_err(|e| format!("rlimit fsize: {e}"))?;
     }
-    become_agent(&request)?;
+    become_agent(request)?;
     namespaces::enter(request.uid, request.gid).map_err(|e| e.to_string())?;
     if let Some(first) =
         namespaces::fork_once("fork into the pid namespace").map_err(|e| e.to_string())?
@@ -67,13 +101,13 @@ fn launch(nonce: &mut String) -> Result<std::convert::Infallible, String> {
     }
     namespaces::die_with_launcher().map_err(|e| e.to_string())?;
     namespaces::mount_private(request.limits.tmpfs_bytes).map_err(|e| e.to_string())?;
-    confine::restrict(&request).map_err(|e| e.to_string())?;
+    confine::restrict(request).map_err(|e| e.to_string())?;
     // The namespace's first process stays to reap what the command orphans;
     // the command is its child.
     if let Some(command) = namespaces::fork_once("fork the command").map_err(|e| e.to_string())? {
         std::process::exit(namespaces::reap_until(command));
     }
-    Err(exec_bash(&request))
+    Ok(())
 }
 
 /// The rlimits that bound processes and memory where no cgroup controller
@@ -126,7 +160,7 @@ fn exec_bash(request: &LaunchRequest) -> String {
     format!("exec bash: {error}")
 }
 
-fn read_request() -> Result<LaunchRequest, String> {
+fn read_request<T: serde::de::DeserializeOwned>() -> Result<T, String> {
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)

@@ -9,6 +9,7 @@ pub mod home;
 pub mod launch;
 pub mod namespaces;
 pub mod output;
+pub mod reach;
 pub mod request;
 pub mod run;
 pub mod service;

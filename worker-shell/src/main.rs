@@ -218,6 +218,7 @@ fn set_up(
             landlock_floor,
             landlock_abi,
             commands: BTreeMap::new(),
+            reach: collegium_control::host::reach::endpoints(&loaded),
         },
         candidates,
         socket: through(&socket_dir).join("toolset.sock"),

@@ -19,6 +19,9 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use collegium_control::host::reach::Endpoint;
+
+use crate::reach::ReachRequest;
 use crate::request::{LAUNCH_REFUSED, LaunchRequest, REFUSED};
 
 /// The launcher's program, installed beside the worker's
@@ -118,6 +121,15 @@ impl Drop for CommandCgroup {
     }
 }
 
+/// What the launcher does once it has confined itself as the agent.
+#[derive(Debug, Clone, Copy)]
+pub enum Then<'a> {
+    /// Execs the request's command under bash.
+    Command,
+    /// Tries each endpoint, in process, and reports (`reach`).
+    Reach(&'a [Endpoint]),
+}
+
 /// Runs `request` through the launcher at `launcher`, for at most
 /// `deadline`.
 pub async fn run(
@@ -126,10 +138,32 @@ pub async fn run(
     cgroup: Option<&CommandCgroup>,
     deadline: Duration,
 ) -> Result<Finished, RunError> {
+    run_then(launcher, Then::Command, request, cgroup, deadline).await
+}
+
+/// As [`run`], with the launcher doing `then` once confined.
+pub async fn run_then(
+    launcher: &Path,
+    then: Then<'_>,
+    request: &LaunchRequest,
+    cgroup: Option<&CommandCgroup>,
+    deadline: Duration,
+) -> Result<Finished, RunError> {
     let mut request = request.clone();
     request.nonce = fresh_nonce();
     let request = &request;
+    let (mode, text) = match then {
+        Then::Command => ("launch", serde_json::to_vec(request)),
+        Then::Reach(endpoints) => (
+            "probe-reach",
+            serde_json::to_vec(&ReachRequest {
+                launch: request.clone(),
+                endpoints: endpoints.to_vec(),
+            }),
+        ),
+    };
     let mut child = Command::new(launcher)
+        .arg(mode)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -139,9 +173,11 @@ pub async fn run(
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let exit = Exit::watch(pid).map_err(RunError::Spawn)?;
     if let Some(mut stdin) = child.stdin.take() {
-        let text = serde_json::to_vec(request).unwrap_or_default();
+        // Serialising plain data cannot fail; an empty request is refused
+        // by the launcher in any case.
+        let text = text.as_deref().unwrap_or_default();
         // A launcher that died early closes its stdin; its exit says why.
-        let _ = stdin.write_all(&text).await;
+        let _ = stdin.write_all(text).await;
     }
     let stdout = capture(child.stdout.take());
     let stderr = capture(child.stderr.take());

@@ -11,12 +11,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use collegium_control::host::reach::Endpoint;
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
-    AgentCommands, CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, Failure, Gate,
-    HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal, RenderRequest,
-    RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event, tool_result,
-    toolset_server::Toolset,
+    AgentCommands, AgentReach, CancelRequest, CancelResponse, DescribeRequest, DescribeResponse,
+    Failure, Gate, HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal,
+    RenderRequest, RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event,
+    tool_result, toolset_server::Toolset,
 };
 use collegium_worker_kit::admission::{Admission, now_ms};
 use collegium_worker_kit::audit::digest;
@@ -27,6 +28,7 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::bounds::{InForce, LaunchLimits, Mechanisms};
+use crate::reach;
 use crate::request::LaunchRequest;
 use crate::run::{CommandCgroup, Ending, run};
 use crate::settings::ShellSettings;
@@ -88,6 +90,9 @@ pub struct ShellWorker {
     pub landlock_abi: u8,
     /// The commands each agent's user found, probed at start (§3.4).
     pub commands: BTreeMap<String, Vec<String>>,
+    /// What no agent's user may reach, tried as each at every handshake
+    /// (§6.4; `reach`).
+    pub reach: Vec<Endpoint>,
 }
 
 /// `shell::run` as the framework declares it (`collegium_control::tools`):
@@ -131,6 +136,7 @@ impl Toolset for ShellWorker {
         sandbox.command_cgroups = self.cgroup_root.is_some();
         sandbox.namespaces = self.namespaces.clone();
         sandbox.bounds = self.mechanisms.report();
+        let agent_reach = self.probe_reach().await;
         Ok(Response::new(DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
@@ -146,6 +152,7 @@ impl Toolset for ShellWorker {
                     available: available.clone(),
                 })
                 .collect(),
+            agent_reach,
             ..DescribeResponse::default()
         }))
     }
@@ -271,6 +278,23 @@ impl ShellWorker {
             tracing::info!(%agent, ?available, "commands probed");
             self.commands.insert(agent.clone(), available);
         }
+    }
+
+    /// What each agent's user can reach of the framework's, tried now, as
+    /// each, confined as its commands are (§6.4).
+    pub async fn probe_reach(&self) -> Vec<AgentReach> {
+        let controls = reach::controls(&self.reach).await;
+        let mut found = Vec::new();
+        for (agent, user) in &self.agents {
+            let request = user.request(String::new(), None, self.landlock_floor);
+            let endpoints = reach::probe(&self.launcher, &request, &self.reach, &controls).await;
+            tracing::info!(%agent, ?endpoints, "reach probed");
+            found.push(AgentReach {
+                agent: agent.clone(),
+                endpoints,
+            });
+        }
+        found
     }
 
     async fn run_call(&self, call: &collegium_proto::toolset::v1::Call) -> ToolResult {

@@ -297,6 +297,7 @@ fn worker(name: &str, user: &User, home: &Path) -> ShellWorker {
         cgroup_root: None,
         mechanisms: Mechanisms::RLIMITS,
         homes: Default::default(),
+        reach: Vec::new(),
         landlock_floor: 1,
         landlock_abi: collegium_worker_shell::confine::kernel_abi(),
         commands: BTreeMap::new(),

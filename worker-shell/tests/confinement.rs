@@ -508,7 +508,9 @@ async fn s6_1_a_command_sees_only_its_own_processes() {
     let strangers: Vec<&str> = listing
         .lines()
         .map(str::trim)
-        .filter(|line| !(line.starts_with("1 ") && line.ends_with("/collegium-shell-launch")))
+        .filter(|line| {
+            !(line.starts_with("1 ") && line.ends_with("/collegium-shell-launch launch"))
+        })
         .filter(|line| !line.contains("ps -e -o pid=,args="))
         .collect();
     assert!(

@@ -45,26 +45,30 @@ impl FromRef<Routes> for Arc<Services> {
     }
 }
 
-/// Binds the callback address; the server then runs until `stop`.
-pub async fn serve(
-    addr: SocketAddr,
-    routes: Routes,
-    stop: watch::Receiver<bool>,
-) -> Result<(), BindError> {
-    let listener = tokio::net::TcpListener::bind(addr)
+/// Binds the callback address. The daemon binds it before it handshakes
+/// the shell worker, whose probe of each agent's reach then finds it
+/// listening (§6.4); connections wait in the backlog until [`serve`].
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, BindError> {
+    tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| BindError { addr, source })?;
+        .map_err(|source| BindError { addr, source })
+}
+
+/// Serves the bound listener until `stop`.
+pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Receiver<bool>) {
     let router = Router::new()
         .route(DECISION_ROUTE, post(decision::click))
         .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
         .with_state(routes);
-    info!(%addr, "listening for Mattermost callbacks");
+    match listener.local_addr() {
+        Ok(addr) => info!(%addr, "listening for Mattermost callbacks"),
+        Err(_) => info!("listening for Mattermost callbacks"),
+    }
     tokio::spawn(connections::serve(
         listener,
         router,
         connections::LIMITS,
         stop,
     ));
-    Ok(())
 }

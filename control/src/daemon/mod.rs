@@ -142,6 +142,11 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             .iter()
             .map(|t| (t.declaration.namespace.clone(), t.worker.clone()))
             .collect();
+        // Bound before the shell worker's handshake, whose probe tries it as
+        // each agent's user and must find it listening (§6.4).
+        let callbacks = crate::callbacks::bind(loaded.config.callbacks.bind)
+            .await
+            .map_err(|e| DaemonError::Callbacks(e.to_string()))?;
         workers.extend(
             crate::workers::framework::connect(&loaded, &toolsets.registry, &signer).await?,
         );
@@ -149,18 +154,21 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
         let (previous, started) = record_start(&store, &boot_id).await?;
-        let agents = runtime::start(runtime::Boot {
-            loaded: &loaded,
-            credentials: &credentials,
-            registry: &toolsets.registry,
-            workers,
-            offered,
-            signer,
-            store: store.clone(),
-            boot_id: boot_id.clone(),
-            previous,
-            started,
-        })
+        let agents = runtime::start(
+            runtime::Boot {
+                loaded: &loaded,
+                credentials: &credentials,
+                registry: &toolsets.registry,
+                workers,
+                offered,
+                signer,
+                store: store.clone(),
+                boot_id: boot_id.clone(),
+                previous,
+                started,
+            },
+            callbacks,
+        )
         .await;
         let served = match agents {
             Ok(agents) => {

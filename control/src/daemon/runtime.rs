@@ -52,8 +52,12 @@ pub struct Boot<'a> {
     pub started: i64,
 }
 
-/// Starts the agents.
-pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
+/// Starts the agents, serving callbacks on the listener bound before the
+/// workers' handshakes.
+pub async fn start(
+    boot: Boot<'_>,
+    callbacks: tokio::net::TcpListener,
+) -> Result<Running, DaemonError> {
     let base = Rest::new(&boot.loaded.config.mattermost.url).map_err(DaemonError::Http)?;
     let system_bot = system_bot(&boot, &base)?;
     let post_limit = PostLimit::new(system_bot.rest.clone());
@@ -83,7 +87,15 @@ pub async fn start(boot: Boot<'_>) -> Result<Running, DaemonError> {
         &swept,
     )
     .await;
-    let running = listen(loaded, credentials, &base, services, store, lanes).await?;
+    let running = listen(
+        loaded,
+        credentials,
+        &base,
+        services,
+        store,
+        lanes,
+        callbacks,
+    )?;
     tokio::spawn(reread_post_limit(post_limit, running.stop.subscribe()));
     Ok(running)
 }
@@ -185,13 +197,14 @@ async fn recover(
 
 /// The inputs: the callback server, one socket per bot into the feed, and
 /// the stall and membership watches.
-async fn listen(
+fn listen(
     loaded: &LoadedConfig,
     credentials: &Credentials,
     base: &Rest,
     services: Arc<Services>,
     store: StoreHandle,
     lanes: mpsc::Sender<LaneInput>,
+    callbacks: tokio::net::TcpListener,
 ) -> Result<Running, DaemonError> {
     let config = &loaded.config;
     let (stop, stopped) = watch::channel(false);
@@ -199,9 +212,7 @@ async fn listen(
         services: services.clone(),
         lanes: lanes.clone(),
     };
-    crate::callbacks::serve(config.callbacks.bind, routes, stopped.clone())
-        .await
-        .map_err(|e| DaemonError::Callbacks(e.to_string()))?;
+    crate::callbacks::serve(callbacks, routes, stopped.clone());
     let system = &services.system_bot;
     let mut known = vec![(
         system.user_id.clone(),

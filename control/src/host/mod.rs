@@ -11,6 +11,7 @@
 //! refused by name (§6.1: two agents never share a user).
 
 mod check;
+pub mod reach;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -21,6 +21,7 @@ use collegium_worker_kit::grant::GrantSigner;
 use tonic::transport::Channel;
 
 use super::handshake::{HandshakeRefused, SandboxExpectation, compare};
+use super::reach::{self, ReachExpectation};
 use crate::store::worker_calls::{AuditAnchor, CallEnd, Disclosure, NewWorkerCall};
 use crate::store::{StoreError, StoreHandle};
 use crate::tools::{ToolDeclaration, ToolsetDeclaration};
@@ -59,6 +60,9 @@ pub struct Worker {
     /// the same (ARCHITECTURE §4).
     declaration: ToolsetDeclaration,
     sandbox: SandboxExpectation,
+    /// What its agents' users must not reach, for a worker that runs
+    /// commands as them (§6.4).
+    reach: Option<ReachExpectation>,
 }
 
 /// One call to send.
@@ -154,8 +158,23 @@ impl Worker {
             described,
             declaration: declaration.clone(),
             sandbox: spec.sandbox.clone(),
+            reach: None,
         };
         Ok((worker, declaration))
+    }
+
+    /// Holds the worker's report of what each agent's user reached to
+    /// `expected`, now and at every later handshake (§6.4).
+    pub fn hold_reach(mut self, expected: ReachExpectation) -> Result<Self, HandshakeRefused> {
+        let gaps = reach::gaps(&expected, &self.described);
+        if !gaps.is_empty() {
+            return Err(HandshakeRefused {
+                worker: self.namespace,
+                gaps,
+            });
+        }
+        self.reach = Some(expected);
+        Ok(self)
     }
 
     /// Hands the boot's key to a worker that restarted under this daemon and
@@ -163,7 +182,10 @@ impl Worker {
     /// longer matches serves nothing.
     async fn handshake_again(&self, signer: &GrantSigner) -> Result<(), WorkerError> {
         let described = handshake(&mut self.client.clone(), &self.namespace, signer).await?;
-        let gaps = compare(&self.declaration, &self.sandbox, &described);
+        let mut gaps = compare(&self.declaration, &self.sandbox, &described);
+        if let Some(expected) = &self.reach {
+            gaps.extend(reach::gaps(expected, &described));
+        }
         if gaps.is_empty() {
             tracing::info!(worker = %self.namespace, "a restarted worker was handshaken again");
             return Ok(());

@@ -12,6 +12,7 @@ use collegium_worker_kit::grant::GrantSigner;
 use super::capabilities::{CAP_KILL, CAP_SETGID, CAP_SETUID};
 use super::dispatch::{Worker, WorkerError, WorkerSpec};
 use super::handshake::SandboxExpectation;
+use super::reach::ReachExpectation;
 use crate::config::LoadedConfig;
 use crate::tools::{Host, Registry, ToolRef};
 
@@ -38,6 +39,8 @@ pub enum FrameworkError {
         "{0}. An agent holds shell::run: start collegium-worker-shell (as root) before the daemon"
     )]
     Worker(#[from] WorkerError),
+    #[error("an agent's user can reach what only the framework may (§6.4): {0}")]
+    Reach(super::handshake::HandshakeRefused),
 }
 
 /// Connects to every framework worker some agent's grants need, after
@@ -79,7 +82,21 @@ pub async fn connect(
             command_bounds: super::handshake::SHELL_BOUNDS,
         },
     };
-    let worker = Worker::connect(&spec, signer).await?;
+    // The callback listener is bound before this handshake, and every
+    // plugin is serving: the worker's probe finds each endpoint live (§6.4).
+    let reach = ReachExpectation {
+        agents: layout
+            .agents
+            .iter()
+            .filter_map(|p| Some((p.agent.clone(), p.os_user.clone()?)))
+            .collect(),
+        endpoints: crate::host::reach::endpoints(loaded),
+        table: crate::host::reach::table_name(&loaded.config.deployment.state_dir),
+    };
+    let worker = Worker::connect(&spec, signer)
+        .await?
+        .hold_reach(reach)
+        .map_err(FrameworkError::Reach)?;
     // Which mechanism bounds each command depends on what the host
     // delegates (§6.1); the operator reads it here.
     let bounds = worker

@@ -7,3 +7,4 @@ pub mod dispatch;
 pub mod framework;
 pub mod handshake;
 pub mod plugins;
+pub mod reach;

@@ -124,7 +124,8 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         ] {
             owned_dir(parent, dir, run_as.as_ref()).map_err(&start_error)?;
         }
-        let socket = socket_dir.join("toolset.sock");
+        // Where `host::reach` has the shell worker try it as each agent.
+        let socket = super::framework::socket(loaded, &namespace);
         let audit = audit_dir.join(format!("{namespace}.audit.jsonl"));
         let executable = deployment.plugins_root.join(&namespace).join(EXECUTABLE);
         let child = spawn(&executable, &socket, &audit, daemon.uid, run_as.as_ref())

@@ -393,6 +393,23 @@ grants = ["ask"]
     }
 }
 
+impl Drop for Harness {
+    /// Removes the deployment's nftables table, where the host provisioner
+    /// made one: a table left behind would go on rejecting a shared agent
+    /// user (`cg-mira`) on a port a later test may use.
+    fn drop(&mut self) {
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let table = collegium_control::host::reach::table_name(&self.state_dir());
+        let _ = Command::new("nft")
+            .args(["delete", "table", "inet", &table])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// A daemon process and its JSON log lines.
 pub struct Daemon {
     pub child: Child,

@@ -4,13 +4,22 @@
 //! launcher's code, not the worker's gRPC server and the framework it
 //! links: a fifth of the size to load, relocate and fork.
 //!
-//! `collegium-shell-launch measure-home` measures an agent's home as its
-//! user instead (`home`): the other errand the worker sends as root to
-//! become an agent.
+//! Its first argument names its errand, each reading its request on stdin:
+//! `launch` runs a command; `probe-reach` confines itself as a command is
+//! confined, then connects to each endpoint it is given instead (§6.4);
+//! `measure-home` measures an agent's home as its user (`home`).
 
 fn main() -> std::process::ExitCode {
-    match std::env::args_os().nth(1) {
-        Some(errand) if errand == "measure-home" => collegium_worker_shell::home::measure_main(),
-        _ => collegium_worker_shell::launch::main(),
+    let errand = std::env::args_os().nth(1);
+    match errand.as_ref().and_then(|e| e.to_str()) {
+        Some("launch") => collegium_worker_shell::launch::main(),
+        Some("probe-reach") => collegium_worker_shell::launch::reach_main(),
+        Some("measure-home") => collegium_worker_shell::home::measure_main(),
+        _ => {
+            eprintln!(
+                "collegium-shell-launch: the shell worker runs this with its errand (launch, probe-reach or measure-home) and a request on stdin"
+            );
+            std::process::ExitCode::from(2)
+        }
     }
 }

@@ -106,6 +106,18 @@ impl Caller {
     /// does: an approving decision recorded first, then a signed grant
     /// naming it, over the worker's socket.
     pub async fn run(&self, agent: Agent, command: &str, deadline: Duration) -> Ran {
+        self.run_with(agent, command, deadline, "{}").await
+    }
+
+    /// As [`Caller::run`], the call carrying `settings` as the agent's
+    /// effective `[settings.shell]`, as the daemon sends them.
+    pub async fn run_with(
+        &self,
+        agent: Agent,
+        command: &str,
+        deadline: Duration,
+        settings: &str,
+    ) -> Ran {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         let call_id = format!("{}-{n}", agent.name());
         approve(&self.store, agent, &call_id, command).await;
@@ -115,7 +127,7 @@ impl Caller {
             agent: agent.name().into(),
             tool: "run".into(),
             arguments_json: json!({ "command": command }).to_string().into_bytes(),
-            settings_json: "{}".into(),
+            settings_json: settings.into(),
             channel: "research".into(),
             decision_id: Some(call_id),
             deadline,

@@ -139,7 +139,12 @@ async fn run_all(scene: &Scene, attempts: Vec<Attempt>) -> Vec<(Attempt, Ran, Ve
         let caller = scene.caller();
         running.push(tokio::spawn(async move {
             let ran = caller
-                .run(attempt.agent, &attempt.command, attempt.deadline)
+                .run_with(
+                    attempt.agent,
+                    &attempt.command,
+                    attempt.deadline,
+                    attempt.settings,
+                )
                 .await;
             drop(permit);
             // Host checks poll and read the host: off the runtime's threads.

@@ -95,10 +95,15 @@ pub struct Scene {
     /// An abstract Unix socket mira's own running command listens on.
     pub mira_abstract: String,
     pub mira_uid: u32,
+    /// The daemon's callback port, which the host's rule keeps agents off.
+    pub callback_port: u16,
     caller: Arc<Caller>,
     _process: WorkerProcess,
     outside: Vec<Child>,
     holders: Vec<tokio::task::JoinHandle<Ran>>,
+    /// The callback listener, bound as the daemon binds it before the
+    /// handshake, so the worker's reach probe finds the port live (§6.4).
+    _callback: std::net::TcpListener,
     _harness: Harness,
 }
 
@@ -167,6 +172,8 @@ impl Scene {
         let process =
             start_worker(&h.config, &secrets.worker_env).expect("the shell worker started");
         let worker_pid = process.0.id();
+        let callback = std::net::TcpListener::bind(loaded.config.callbacks.bind)
+            .expect("the callback port, bound as the daemon binds it");
         let signer = GrantSigner::generate("boot-hostile");
         let workers = collegium_control::workers::framework::connect(
             &loaded,
@@ -230,6 +237,8 @@ impl Scene {
             _process: process,
             outside,
             holders: Vec::new(),
+            callback_port: loaded.config.callbacks.bind.port(),
+            _callback: callback,
             _harness: h,
         };
         scene.start_holders().await;

@@ -19,15 +19,21 @@ pub enum Class {
     Processes,
     /// Issue 16 item 2: nothing a command starts outlives it.
     Outlives,
+    /// Issue 16 item 3: one command cannot starve the host.
+    Bounds,
+    /// Issue 16 item 4: the daemon's callback port is closed to agents.
+    Reach,
     /// Issue 16 item 5: Landlock scoping, the store's modes.
     Smaller,
 }
 
 impl Class {
-    pub const ALL: [Class; 4] = [
+    pub const ALL: [Class; 6] = [
         Class::FirstLine,
         Class::Processes,
         Class::Outlives,
+        Class::Bounds,
+        Class::Reach,
         Class::Smaller,
     ];
 
@@ -36,6 +42,8 @@ impl Class {
             Class::FirstLine => "A2 first line (§6.1)",
             Class::Processes => "issue 16 item 1: only its own processes (§6.1)",
             Class::Outlives => "issue 16 item 2: nothing outlives it (§6.1)",
+            Class::Bounds => "issue 16 item 3: one command cannot starve the host (§6.1)",
+            Class::Reach => "issue 16 item 4: the callback port is closed to agents (§6.4)",
             Class::Smaller => "issue 16 item 5: Landlock scopes, store modes (§6.1)",
         }
     }
@@ -60,6 +68,8 @@ pub struct Attempt {
     /// The layer that stops it, and what gets through without it.
     pub stopped_by: &'static str,
     pub deadline: Duration,
+    /// The agent's effective `[settings.shell]` the call carries.
+    pub settings: &'static str,
 }
 
 impl Attempt {
@@ -75,6 +85,11 @@ impl Attempt {
 
     fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    fn settings(mut self, settings: &'static str) -> Self {
+        self.settings = settings;
         self
     }
 }
@@ -95,6 +110,7 @@ fn attempt(
         expect,
         stopped_by,
         deadline: Duration::from_secs(30),
+        settings: "{}",
     }
 }
 
@@ -127,8 +143,97 @@ pub fn attempts(s: &Scene) -> Vec<Attempt> {
     let mut all = first_line(s);
     all.extend(processes(s));
     all.extend(outlives(s));
+    all.extend(bounds(s));
+    all.extend(reach(s));
     all.extend(smaller(s));
     all
+}
+
+/// Item 3: each bound set low in the call's settings, so meeting it is
+/// quick and nothing else of the agent's is starved (the process bound is
+/// charged per user, but a command's own bound is what its namespace was
+/// made with).
+fn bounds(s: &Scene) -> Vec<Attempt> {
+    use Class::Bounds as B;
+    let big = s.paths.mira_home.join("past-the-file-bound.bin");
+    let shown = big.display().to_string();
+    vec![
+        attempt(B, "a fork bomb, counted", r#"python3 -c "import os, time
+n = 0
+try:
+    while n < 200:
+        if os.fork() == 0:
+            time.sleep(20)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(e)
+print('HELD' if n < 16 else 'ESC' + 'APED', n)""#,
+            "RLIMIT_NPROC, set before the command's user namespace is made (or pids.max where delegated); without it all 200 forks succeed",
+            Expect::new().says("Resource temporarily unavailable").says("HELD").never("ESCAPED"))
+            .settings(r#"{"max_processes": 16}"#),
+        attempt(B, "a memory hog", r#"python3 -c "b = bytearray(256 * 1024 * 1024); print('ALLOC' + 'ATED', len(b))""#,
+            "RLIMIT_DATA (or memory.max where delegated); without it 256 MiB are taken",
+            Expect::new().says("MemoryError").never("ALLOCATED"))
+            .settings(r#"{"memory_mib": 64}"#),
+        attempt(B, "a file written past the file-size bound", format!("head -c 3M /dev/zero > {shown}"),
+            "RLIMIT_FSIZE: the writer is killed by SIGXFSZ and the result names the bound; without it 3 MiB land in the home",
+            Expect::new().says("file-size bound").host("the file no larger than the bound", move |_| {
+                let len = std::fs::metadata(&big).map(|m| m.len()).unwrap_or(0);
+                if len <= 1024 * 1024 { Ok(()) } else { Err(format!("{len} bytes written")) }
+            }))
+            .settings(r#"{"max_file_mib": 1}"#),
+        attempt(B, "the private TMPDIR, filled", "head -c 64M /dev/zero > \"$TMPDIR/fill\"; du -m \"$TMPDIR/fill\"",
+            "the tmpfs is mounted with size= the memory bound; without it the command holds 64 MiB of the host's memory in it",
+            Expect::new().says("No space left on device").never("64\t"))
+            .settings(r#"{"memory_mib": 16}"#),
+    ]
+}
+
+/// Item 4: the callback port, tried from a command; the host's nftables
+/// rule rejects the agents' users' connections to it (the scene's listener
+/// stands where the daemon's would).
+fn reach(s: &Scene) -> Vec<Attempt> {
+    use Class::Reach as R;
+    let port = s.callback_port;
+    let refused = "Connection refused";
+    vec![
+        attempt(
+            R,
+            "the callback port, through bash's /dev/tcp",
+            format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONN''ECTED"),
+            "the provisioner's nftables rule (meta skuid, tcp dport, reject with tcp reset); without it the connect succeeds",
+            Expect::new().says(refused).never("CONNECTED"),
+        ),
+        attempt(
+            R,
+            "the callback port, through python",
+            format!(
+                "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port})); print(\"CONN\" + \"ECTED\")'"
+            ),
+            "the same rule, whatever program connects",
+            Expect::new()
+                .says("ConnectionRefusedError")
+                .never("CONNECTED"),
+        ),
+        attempt(
+            R,
+            "a connection flood on the callback port",
+            format!(
+                "n=0; for i in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && n=$((n+1)); done; echo open=$n"
+            ),
+            "the same rule: no connection is ever opened to hold the daemon's descriptors",
+            Expect::new().stdout("open=0\n"),
+        ),
+        attempt(
+            R,
+            "the callback port, as the other agent",
+            format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONN''ECTED"),
+            "the rule holds every shell agent's uid",
+            Expect::new().says(refused).never("CONNECTED"),
+        )
+        .by(Agent::Theo),
+    ]
 }
 
 fn first_line(s: &Scene) -> Vec<Attempt> {
