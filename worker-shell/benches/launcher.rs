@@ -12,7 +12,6 @@
 //! launcher takes the agent's user). Under `cargo test` it runs a few
 //! rounds only, so the path stays checked.
 
-use std::os::unix::fs::{PermissionsExt, chown};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -25,29 +24,20 @@ use collegium_worker_shell::{cgroups, home};
 use nix::unistd::User;
 use tokio::io::AsyncReadExt;
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 /// The same user the confinement matrix runs as.
 const AGENT: &str = "cg-shelltest-a";
 
 fn agent() -> User {
-    if let Some(user) = User::from_name(AGENT).expect("lookup") {
-        return user;
-    }
-    let made = std::process::Command::new("useradd")
-        .args(["--system", "--user-group", "--no-create-home"])
-        .args(["--shell", "/usr/sbin/nologin", AGENT])
-        .status()
-        .expect("useradd");
-    User::from_name(AGENT)
-        .expect("lookup")
-        .unwrap_or_else(|| panic!("useradd {AGENT}: {made}"))
+    support::ensure_user(AGENT)
 }
 
 fn home(root: &Path, user: &User) -> PathBuf {
-    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    support::dir(root, 0, 0, 0o755);
     let home = root.join("home");
-    std::fs::create_dir(&home).expect("home");
-    chown(&home, Some(user.uid.as_raw()), Some(user.gid.as_raw())).expect("chown");
-    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    support::dir(&home, user.uid.as_raw(), user.gid.as_raw(), 0o700);
     home
 }
 
@@ -139,7 +129,7 @@ async fn main() {
         }
         .launch_limits(),
     };
-    let launcher = PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"));
+    let launcher = support::launcher();
     let cgroup_root = cgroups::host_root().filter(|r| cgroups::prepare(r).is_ok());
 
     let mut rows: Vec<(&str, Vec<Duration>)> = Vec::new();

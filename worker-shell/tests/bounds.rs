@@ -9,7 +9,7 @@
 //! as anyone else the launcher refuses, which `confinement.rs` checks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -28,6 +28,9 @@ use collegium_worker_shell::run::{Ending, Finished, run};
 use collegium_worker_shell::service::{AgentUser, ShellWorker};
 use collegium_worker_shell::settings::ShellSettings;
 use nix::unistd::{User, geteuid};
+use support::{dir, ensure_user, err, launcher, out};
+
+mod support;
 
 /// Where the tests' homes go: a root directory agents may pass through.
 fn root() -> &'static Path {
@@ -42,29 +45,11 @@ fn root() -> &'static Path {
 
 /// An agent user of this test's own, with an empty home (0700).
 fn agent(name: &str) -> (User, PathBuf) {
-    let user = match User::from_name(name).expect("lookup") {
-        Some(user) => user,
-        None => {
-            let made = Command::new("useradd")
-                .args(["--system", "--user-group", "--no-create-home"])
-                .args(["--shell", "/usr/sbin/nologin", name])
-                .status()
-                .expect("useradd");
-            User::from_name(name)
-                .expect("lookup")
-                .unwrap_or_else(|| panic!("useradd {name}: {made}"))
-        }
-    };
+    let user = ensure_user(name);
     let home = root().join(name);
     let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home).expect("mkdir");
-    chown(&home, Some(user.uid.as_raw()), Some(user.gid.as_raw())).expect("chown");
-    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    dir(&home, user.uid.as_raw(), user.gid.as_raw(), 0o700);
     (user, home)
-}
-
-fn launcher() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"))
 }
 
 /// The bounds under rlimits, as this host gives them.
@@ -100,14 +85,6 @@ async fn sh(user: &User, home: &Path, command: &str, in_force: &InForce) -> Fini
     )
     .await
     .expect("ran")
-}
-
-fn out(finished: &Finished) -> String {
-    String::from_utf8_lossy(&finished.stdout.bytes).into_owned()
-}
-
-fn err(finished: &Finished) -> String {
-    String::from_utf8_lossy(&finished.stderr.bytes).into_owned()
 }
 
 /// How many processes and threads `uid` runs on the host now.

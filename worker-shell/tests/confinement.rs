@@ -5,7 +5,7 @@
 //! anyone else the launcher refuses, and that refusal is what is checked.
 
 use std::os::unix::fs::{PermissionsExt, chown};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -13,6 +13,9 @@ use std::time::Duration;
 use collegium_worker_shell::request::LaunchRequest;
 use collegium_worker_shell::run::{CommandCgroup, Ending, Finished, run};
 use nix::unistd::{Group, User, geteuid};
+use support::{dir, ensure_user, err, file, launcher, out};
+
+mod support;
 
 const AGENT: &str = "cg-shelltest-a";
 const OTHER: &str = "cg-shelltest-b";
@@ -31,33 +34,6 @@ impl Host {
     fn workspace(&self) -> PathBuf {
         self.root.join("workspaces").join(AGENT)
     }
-}
-
-fn ensure_user(name: &str) -> User {
-    if let Some(user) = User::from_name(name).expect("lookup") {
-        return user;
-    }
-    let made = Command::new("useradd")
-        .args(["--system", "--user-group", "--no-create-home"])
-        .args(["--shell", "/usr/sbin/nologin", name])
-        .status()
-        .expect("useradd");
-    // Another test binary may have made it meanwhile.
-    User::from_name(name)
-        .expect("lookup")
-        .unwrap_or_else(|| panic!("useradd {name}: {made}"))
-}
-
-fn dir(path: &Path, uid: u32, gid: u32, mode: u32) {
-    std::fs::create_dir_all(path).expect("mkdir");
-    chown(path, Some(uid), Some(gid)).expect("chown");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
-}
-
-fn file(path: &Path, text: &str, uid: u32, gid: u32, mode: u32) {
-    std::fs::write(path, text).expect("write");
-    chown(path, Some(uid), Some(gid)).expect("chown");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 fn host() -> &'static Host {
@@ -135,10 +111,6 @@ fn request(command: &str) -> LaunchRequest {
     }
 }
 
-fn launcher() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"))
-}
-
 async fn sh(command: &str) -> Finished {
     run(
         &launcher(),
@@ -148,14 +120,6 @@ async fn sh(command: &str) -> Finished {
     )
     .await
     .expect("ran")
-}
-
-fn out(finished: &Finished) -> String {
-    String::from_utf8_lossy(&finished.stdout.bytes).into_owned()
-}
-
-fn err(finished: &Finished) -> String {
-    String::from_utf8_lossy(&finished.stderr.bytes).into_owned()
 }
 
 /// Runs `command`, which must fail; what it said.

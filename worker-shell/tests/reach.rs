@@ -4,37 +4,19 @@
 //! as root; as anyone else the launcher refuses, and that is what is
 //! checked.
 
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use collegium_control::host::reach::Endpoint;
 use collegium_proto::toolset::v1::{EndpointReach, Reach};
 use collegium_worker_shell::reach::{controls, probe};
 use collegium_worker_shell::request::LaunchRequest;
-use nix::unistd::{User, geteuid};
+use nix::unistd::geteuid;
+use support::{dir, ensure_user, launcher};
+
+mod support;
 
 const AGENT: &str = "cg-reachtest";
-
-fn ensure_user(name: &str) -> User {
-    if let Some(user) = User::from_name(name).expect("lookup") {
-        return user;
-    }
-    let made = Command::new("useradd")
-        .args(["--system", "--user-group", "--no-create-home"])
-        .args(["--shell", "/usr/sbin/nologin", name])
-        .status()
-        .expect("useradd");
-    User::from_name(name)
-        .expect("lookup")
-        .unwrap_or_else(|| panic!("useradd {name}: {made}"))
-}
-
-fn dir(path: &Path, uid: u32, gid: u32, mode: u32) {
-    std::fs::create_dir_all(path).expect("mkdir");
-    chown(path, Some(uid), Some(gid)).expect("chown");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
-}
 
 /// A Unix socket listening at `dir/toolset.sock`, open to anyone who
 /// reaches it, as the workers' sockets are.
@@ -54,7 +36,7 @@ fn found<'a>(report: &'a [EndpointReach], endpoint: &Endpoint) -> &'a EndpointRe
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_4_the_probe_connects_as_the_agent_confined_and_judges_each_endpoint() {
-    let launcher = PathBuf::from(env!("CARGO_BIN_EXE_collegium-shell-launch"));
+    let launcher = launcher();
     let root = tempfile::tempdir().expect("tempdir");
     if !geteuid().is_root() {
         let request = LaunchRequest {

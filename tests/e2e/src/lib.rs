@@ -7,6 +7,7 @@ pub mod fixture;
 pub mod people;
 pub mod procs;
 pub mod scenario;
+pub mod shell_worker;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -215,6 +216,33 @@ grants = ["ask"]
                 record.display()
             ),
         )
+    }
+
+    /// Puts the agents' homes and workspaces under `roots` (a directory
+    /// agents may pass through: the harness's own becomes the
+    /// configuration's, closed to them, once the host is provisioned) and
+    /// names `nobody` the daemon's user, as the shell's deployments need.
+    pub fn agent_roots_at(&self, roots: &Path) {
+        std::fs::create_dir_all(roots).expect("roots");
+        let here = self.dir.path().display().to_string();
+        let text = std::fs::read_to_string(&self.config).expect("config");
+        let text = text
+            .replacen(
+                &format!("workspaces_root = \"{here}/workspaces\""),
+                &format!("workspaces_root = \"{}/workspaces\"", roots.display()),
+                1,
+            )
+            .replacen(
+                &format!("homes_root = \"{here}/homes\""),
+                &format!("homes_root = \"{}/homes\"", roots.display()),
+                1,
+            )
+            .replacen(
+                "[deployment]\n",
+                "[deployment]\ndaemon_user = \"nobody\"\n",
+                1,
+            );
+        std::fs::write(&self.config, text).expect("write config");
     }
 
     /// Moves the configuration into a directory of its own, `etc/`, as a

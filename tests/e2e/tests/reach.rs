@@ -6,8 +6,7 @@
 //! agent reached. CI runs as root; as anyone else the provisioner and the
 //! worker refuse up front, which the host and shell scenarios check.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use collegium_control::host::reach::table_name;
@@ -21,26 +20,7 @@ use serde_json::Value;
 fn shell_deployment(h: &Harness, name: &str) -> std::path::PathBuf {
     let roots =
         std::env::temp_dir().join(format!("collegium-reach-e2e-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&roots).expect("roots");
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let here = h.dir.path().display().to_string();
-    let text = text
-        .replacen(
-            &format!("workspaces_root = \"{here}/workspaces\""),
-            &format!("workspaces_root = \"{}/workspaces\"", roots.display()),
-            1,
-        )
-        .replacen(
-            &format!("homes_root = \"{here}/homes\""),
-            &format!("homes_root = \"{}/homes\"", roots.display()),
-            1,
-        )
-        .replacen(
-            "[deployment]\n",
-            "[deployment]\ndaemon_user = \"nobody\"\n",
-            1,
-        );
-    std::fs::write(&h.config, text).expect("write config");
+    h.agent_roots_at(&roots);
     h.grant_mira(&["workspace", "shell"]);
     roots
 }
@@ -227,39 +207,8 @@ async fn s6_4_an_agents_connection_to_the_callback_port_is_rejected_and_nothing_
     let _ = std::fs::remove_dir_all(&roots);
 }
 
-/// The shell worker, stopped when dropped.
-struct ShellWorker(Child);
-
-impl Drop for ShellWorker {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).unwrap_or(0)),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let _ = self.0.wait();
-    }
-}
-
-fn start_worker(h: &Harness) -> ShellWorker {
-    let mut child = Command::new(binary("collegium-worker-shell"))
-        .args([
-            "serve",
-            "--allow-uid",
-            "0",
-            "--landlock-floor",
-            "1",
-            "--config",
-        ])
-        .arg(&h.config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the shell worker");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut first = String::new();
-    let _ = BufReader::new(stdout).read_line(&mut first);
-    assert_eq!(first.trim(), "ready", "the shell worker started");
-    ShellWorker(child)
+fn start_worker(h: &Harness) -> e2e::shell_worker::ShellWorker {
+    e2e::shell_worker::start(&h.config, 1, &[]).expect("the shell worker started")
 }
 
 #[tokio::test(flavor = "multi_thread")]

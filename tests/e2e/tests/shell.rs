@@ -4,50 +4,13 @@
 //! wrote into its workspace, and unable to write there. CI runs as root;
 //! as anyone else the worker refuses to start, and that is what is checked.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
+use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{calls, reply, square_with, tool_results, turn_requests};
-use e2e::{Harness, binary};
 use serde_json::json;
 
-/// The shell worker, stopped when dropped.
-struct ShellWorker(Child);
-
-impl Drop for ShellWorker {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).unwrap_or(0)),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let _ = self.0.wait();
-    }
-}
-
-fn start_worker(h: &Harness) -> Result<ShellWorker, String> {
-    let mut child = Command::new(binary("collegium-worker-shell"))
-        .args([
-            "serve",
-            "--allow-uid",
-            "0",
-            "--landlock-floor",
-            "1",
-            "--config",
-        ])
-        .arg(&h.config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the shell worker");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut first = String::new();
-    let _ = BufReader::new(stdout).read_line(&mut first);
-    if first.trim() == "ready" {
-        return Ok(ShellWorker(child));
-    }
-    let output = child.wait_with_output().expect("wait");
-    Err(String::from_utf8_lossy(&output.stderr).into_owned())
+fn start_worker(h: &Harness) -> Result<e2e::shell_worker::ShellWorker, String> {
+    e2e::shell_worker::start(&h.config, 1, &[])
 }
 
 /// The harness's deployment with @mira holding the shell, its home and
@@ -55,26 +18,7 @@ fn start_worker(h: &Harness) -> Result<ShellWorker, String> {
 fn shell_deployment(h: &Harness, name: &str) -> std::path::PathBuf {
     let roots =
         std::env::temp_dir().join(format!("collegium-shell-e2e-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&roots).expect("roots");
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let here = h.dir.path().display().to_string();
-    let text = text
-        .replacen(
-            &format!("workspaces_root = \"{here}/workspaces\""),
-            &format!("workspaces_root = \"{}/workspaces\"", roots.display()),
-            1,
-        )
-        .replacen(
-            &format!("homes_root = \"{here}/homes\""),
-            &format!("homes_root = \"{}/homes\"", roots.display()),
-            1,
-        )
-        .replacen(
-            "[deployment]\n",
-            "[deployment]\ndaemon_user = \"nobody\"\n",
-            1,
-        );
-    std::fs::write(&h.config, text).expect("write config");
+    h.agent_roots_at(&roots);
     h.grant_mira(&["workspace", "shell"]);
     roots
 }

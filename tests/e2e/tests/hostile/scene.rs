@@ -8,12 +8,11 @@
 //! outside the command holding secrets. The daemon's side of each call is
 //! `caller`.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{PermissionsExt, chown};
 use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
@@ -21,10 +20,11 @@ use std::time::{Duration, Instant};
 use collegium_control::store::{Store, StoreHandle};
 use collegium_proto::toolset::v1::HealthRequest;
 use collegium_worker_kit::grant::GrantSigner;
-use e2e::{ADMIN_PASSWORD, Harness, binary};
+use e2e::{ADMIN_PASSWORD, Harness};
 
 use crate::caller::open_turns;
 pub use crate::caller::{Agent, Caller, Ran};
+use e2e::shell_worker::ShellWorker;
 
 /// The secrets the victims hold; no attempt's result may show one.
 pub struct Secrets {
@@ -72,19 +72,6 @@ pub struct Pids {
     pub root_outside: u32,
 }
 
-/// The shell worker's process, stopped when dropped.
-struct WorkerProcess(Child);
-
-impl Drop for WorkerProcess {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).unwrap_or(0)),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let _ = self.0.wait();
-    }
-}
-
 pub struct Scene {
     pub paths: Paths,
     pub secrets: Secrets,
@@ -98,7 +85,7 @@ pub struct Scene {
     /// The daemon's callback port, which the host's rule keeps agents off.
     pub callback_port: u16,
     caller: Arc<Caller>,
-    _process: WorkerProcess,
+    _process: ShellWorker,
     outside: Vec<Child>,
     holders: Vec<tokio::task::JoinHandle<Ran>>,
     /// The callback listener, bound as the daemon binds it before the
@@ -405,25 +392,9 @@ impl Drop for Scene {
 /// the configuration's, closed to agents), and `nobody` as the daemon's
 /// user.
 fn deploy_both_shells(h: &Harness, roots: &Path) {
-    std::fs::create_dir_all(roots).expect("roots");
-    let here = h.dir.path().display().to_string();
+    h.agent_roots_at(roots);
     let text = std::fs::read_to_string(&h.config).expect("config");
     let text = text
-        .replacen(
-            &format!("workspaces_root = \"{here}/workspaces\""),
-            &format!("workspaces_root = \"{}/workspaces\"", roots.display()),
-            1,
-        )
-        .replacen(
-            &format!("homes_root = \"{here}/homes\""),
-            &format!("homes_root = \"{}/homes\"", roots.display()),
-            1,
-        )
-        .replacen(
-            "[deployment]\n",
-            "[deployment]\ndaemon_user = \"nobody\"\n",
-            1,
-        )
         .replacen(
             "grants = [\"workspace\"]",
             "grants = [\"workspace\", \"shell\"]",
@@ -436,30 +407,8 @@ fn deploy_both_shells(h: &Harness, roots: &Path) {
 /// The shell worker, started as the shipped unit starts it (no
 /// `--cgroup-root`: it finds the host's hierarchy; the unit's Landlock
 /// floor), allowing this process's uid, with a secret in its environment.
-fn start_worker(config: &Path, secret: &str) -> Result<WorkerProcess, String> {
-    let mut child = Command::new(binary("collegium-worker-shell"))
-        .args([
-            "serve",
-            "--allow-uid",
-            "0",
-            "--landlock-floor",
-            "3",
-            "--config",
-        ])
-        .arg(config)
-        .env("COLLEGIUM_HOSTILE_WORKER_SECRET", secret)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let stdout = child.stdout.take().expect("stdout");
-    let mut first = String::new();
-    let _ = BufReader::new(stdout).read_line(&mut first);
-    if first.trim() == "ready" {
-        return Ok(WorkerProcess(child));
-    }
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    Err(String::from_utf8_lossy(&output.stderr).into_owned())
+fn start_worker(config: &Path, secret: &str) -> Result<ShellWorker, String> {
+    e2e::shell_worker::start(config, 3, &[("COLLEGIUM_HOSTILE_WORKER_SECRET", secret)])
 }
 
 /// The worker's answer when started by anyone but root.
