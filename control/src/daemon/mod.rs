@@ -83,17 +83,34 @@ pub enum DaemonError {
 fn raise_descriptor_limit() {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
-    if limit.current == limit.maximum {
+    // An unlimited hard limit still stops the soft one at the kernel's
+    // per-process ceiling, `fs.nr_open`.
+    let Some(ceiling) = limit.maximum.or_else(nr_open) else {
+        return;
+    };
+    if limit.current == Some(ceiling) {
         return;
     }
     let raised = rustix::process::Rlimit {
-        current: limit.maximum,
+        current: Some(ceiling),
         maximum: limit.maximum,
     };
     match setrlimit(Resource::Nofile, raised) {
-        Ok(()) => info!(descriptors = ?limit.maximum, "descriptor limit raised to the hard limit"),
+        Ok(()) => info!(
+            descriptors = ceiling,
+            "descriptor limit raised to the hard limit"
+        ),
         Err(error) => warn!(%error, "the descriptor limit could not be raised"),
     }
+}
+
+/// The kernel's ceiling on one process's descriptors.
+fn nr_open() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
