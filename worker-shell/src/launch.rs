@@ -94,8 +94,8 @@ fn confine_as_agent(request: &LaunchRequest) -> Result<(), String> {
     }
     become_agent(request)?;
     namespaces::enter(request.uid, request.gid).map_err(|e| e.to_string())?;
-    if let Some(first) =
-        namespaces::fork_once("fork into the pid namespace").map_err(|e| e.to_string())?
+    if let Some(first) = namespaces::fork_once("fork into the pid namespace")
+        .map_err(|e| fork_refused(&e, request))?
     {
         std::process::exit(namespaces::wait_outside(first));
     }
@@ -104,10 +104,24 @@ fn confine_as_agent(request: &LaunchRequest) -> Result<(), String> {
     confine::restrict(request).map_err(|e| e.to_string())?;
     // The namespace's first process stays to reap what the command orphans;
     // the command is its child.
-    if let Some(command) = namespaces::fork_once("fork the command").map_err(|e| e.to_string())? {
+    if let Some(command) =
+        namespaces::fork_once("fork the command").map_err(|e| fork_refused(&e, request))?
+    {
         std::process::exit(namespaces::reap_until(command));
     }
     Ok(())
+}
+
+/// Why a fork of the launcher's failed. One refused for want of room, with
+/// a process bound set, is that bound: it counts every process of the
+/// agent's user on this host, so its other commands may hold it (§6.1).
+fn fork_refused(error: &namespaces::NamespaceError, request: &LaunchRequest) -> String {
+    match request.limits.processes {
+        Some(bound) if error.out_of_processes() => format!(
+            "the agent's user is at its process bound of {bound} (max_processes), which counts every process it runs on this host, its other commands' among them ({error})"
+        ),
+        _ => error.to_string(),
+    }
 }
 
 /// The rlimits that bound processes and memory where no cgroup controller

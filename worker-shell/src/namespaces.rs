@@ -33,6 +33,14 @@ pub struct NamespaceError {
     source: Errno,
 }
 
+impl NamespaceError {
+    /// Whether the kernel refused a new process for want of room: under
+    /// `RLIMIT_NPROC` the agent's user is at its process bound.
+    pub fn out_of_processes(&self) -> bool {
+        self.source == Errno::EAGAIN
+    }
+}
+
 fn step(step: &'static str) -> impl FnOnce(Errno) -> NamespaceError {
     move |source| NamespaceError { step, source }
 }

@@ -384,3 +384,42 @@ async fn s6_1_a_home_that_cannot_be_measured_whole_counts_as_over_and_says_why()
         "measured whole once readable: {shown}"
     );
 }
+
+/// Under rlimits the process bound counts every process of the agent's
+/// user on the host: a launch refused because the agent's other command
+/// already holds it names the bound, not a confinement step (§6.1).
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_launch_refused_at_the_users_process_bound_names_the_bound() {
+    if !geteuid().is_root() {
+        return;
+    }
+    let (user, home) = agent("cg-boundtest-full");
+    let uid = user.uid.as_raw();
+    let holding = in_force(bounds(256, 1024, 1024));
+    let holder = {
+        let (user, home) = (user.clone(), home.clone());
+        tokio::spawn(async move {
+            sh(
+                &user,
+                &home,
+                "for i in $(seq 10); do sleep 3 & done; wait",
+                &holding,
+            )
+            .await
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    while tasks_of(uid) < 12 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(tasks_of(uid) >= 12, "the other command holds its processes");
+    let refused = sh(&user, &home, "echo ran", &in_force(bounds(8, 1024, 1024))).await;
+    match &refused.ending {
+        Ending::Refused(reason) => assert!(
+            reason.contains("the agent's user is at its process bound of 8 (max_processes)"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}: {}", out(&refused)),
+    }
+    holder.await.expect("the other command");
+}
