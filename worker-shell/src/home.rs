@@ -129,13 +129,7 @@ pub fn measure_main() -> std::process::ExitCode {
 }
 
 fn measure_as_agent() -> Result<Measure, String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| format!("reading the request: {e}"))?;
-    let request: MeasureRequest =
-        serde_json::from_str(&text).map_err(|e| format!("the request is not valid: {e}"))?;
+    let request: MeasureRequest = crate::launch::read_request()?;
     crate::launch::become_user(request.uid, request.gid, &request.groups)?;
     nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no-new-privileges: {e}"))?;
     // One descriptor per level of the walk.

@@ -174,7 +174,7 @@ fn exec_bash(request: &LaunchRequest) -> String {
     format!("exec bash: {error}")
 }
 
-fn read_request<T: serde::de::DeserializeOwned>() -> Result<T, String> {
+pub(crate) fn read_request<T: serde::de::DeserializeOwned>() -> Result<T, String> {
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
