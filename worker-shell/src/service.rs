@@ -15,7 +15,7 @@ use collegium_control::host::reach::Endpoint;
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
     AgentCommands, AgentReach, CancelRequest, CancelResponse, DescribeRequest, DescribeResponse,
-    Failure, Gate, HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal,
+    Failure, HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal,
     RenderRequest, RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event,
     tool_result, toolset_server::Toolset,
 };
@@ -96,29 +96,11 @@ pub struct ShellWorker {
 }
 
 /// `shell::run` as the framework declares it (`collegium_control::tools`):
-/// gated on every call, never retried, with the one schema both ends hold,
-/// so the handshake finds no gap.
+/// gated on every call, never retried.
 pub fn declaration() -> ToolDeclaration {
-    let declared = collegium_control::tools::framework::declarations()
-        .into_iter()
-        .find(|t| t.namespace == NAMESPACE)
-        .and_then(|t| t.tools.into_iter().find(|tool| tool.name == "run"));
-    let schema = declared
-        .as_ref()
-        .and_then(|d| d.parameters.clone())
-        .unwrap_or_else(|| json!({"type": "object"}))
-        .to_string();
-    ToolDeclaration {
-        name: "run".into(),
-        description: declared.map(|d| d.description).unwrap_or_default(),
-        gate: Gate::Approval as i32,
-        retryable: false,
-        concurrent: false,
-        supersedable: false,
-        parameters_schema_sha256: digest(schema.as_bytes()),
-        parameters_schema_json: schema,
-        requires_settings: Vec::new(),
-    }
+    // The registry declares `shell::run`; its absence is a build defect the
+    // handshake would name as a missing tool.
+    collegium_control::workers::declarations::framework_wire(NAMESPACE, "run").unwrap_or_default()
 }
 
 type Events = Pin<Box<dyn Stream<Item = Result<InvokeEvent, Status>> + Send>>;

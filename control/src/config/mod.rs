@@ -15,6 +15,7 @@ pub mod summary;
 
 use std::path::{Path, PathBuf};
 
+pub use check::web::closed_host;
 pub use check::{declared_at_boot, namespace_grant};
 pub use model::Config;
 pub use problems::{KeyPath, Problem};

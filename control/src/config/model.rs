@@ -396,9 +396,9 @@ pub struct Web {
     pub own_network_browsable: bool,
     /// Hosts closed to every agent, each with every subdomain beneath it.
     pub closed_hosts: Vec<String>,
-    /// Browser sessions that may be live at once.
+    /// Browser sessions that may be live at once (4 when not given).
     #[schemars(range(min = 1))]
-    pub live_sessions: u32,
+    pub live_sessions: Option<u32>,
 }
 
 impl Default for Web {
@@ -406,7 +406,7 @@ impl Default for Web {
         Self {
             own_network_browsable: false,
             closed_hosts: Vec::new(),
-            live_sessions: 4,
+            live_sessions: None,
         }
     }
 }

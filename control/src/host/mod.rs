@@ -26,6 +26,22 @@ pub const USER_PREFIX: &str = "cg-";
 /// Linux's limit on a user name (`LOGIN_NAME_MAX` less the terminator).
 pub const USER_NAME_MAX: usize = 32;
 
+/// The OS users of the framework's unprivileged workers, by worker class
+/// (ARCHITECTURE §4): each its own, so a compromised browser reaches nothing
+/// the PDF reader holds, and neither reaches an agent's files. The
+/// provisioner makes them; the daemon holds each worker to its user.
+pub const WORKER_USERS: &[(&str, &str)] =
+    &[("browser", "collegium-browser"), ("pdf", "collegium-pdf")];
+
+/// The OS user the framework worker of `class` runs as, where it has one of
+/// its own (the shell worker runs as root).
+pub fn worker_user(class: &str) -> Option<&'static str> {
+    WORKER_USERS
+        .iter()
+        .find(|(c, _)| *c == class)
+        .map(|(_, user)| *user)
+}
+
 /// The OS user an agent's shell runs as.
 pub fn os_user_for(agent: &str) -> String {
     let body: String = agent

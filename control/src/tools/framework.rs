@@ -416,12 +416,20 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                         "description": "The search provider web::search queries; unset, the tool is not offered (§3.4).",
                         "type": "object",
                         "additionalProperties": false,
-                        "required": ["provider", "api_key"],
+                        "required": ["provider"],
                         "properties": {
-                            "provider": {"enum": ["brave", "tavily", "searxng"]},
+                            "provider": {"enum": ["brave", "searxng"]},
                             "api_key": secret_schema(),
-                            "base_url": {"type": "string", "minLength": 1}
-                        }
+                            "base_url": {"type": "string", "pattern": "^https?://"}
+                        },
+                        // Brave's API takes a subscription key; a SearXNG
+                        // instance is the deployment's own, named by address.
+                        "allOf": [
+                            {"if": {"properties": {"provider": {"const": "brave"}}},
+                             "then": {"required": ["api_key"]}},
+                            {"if": {"properties": {"provider": {"const": "searxng"}}},
+                             "then": {"required": ["base_url"]}}
+                        ]
                     }
                 }
             }),
@@ -435,8 +443,42 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 Tool::new("fill", "Type into a form field by its ref."),
                 Tool::new("hover", "Hover over an element by its ref."),
                 Tool::new("select", "Choose an option of a drop-down by its ref."),
-                Tool::read("fetch", "One plain HTTP GET, converted to markdown.").supersedable(),
-                Tool::read("search", "Query the configured search provider.").requires("search"),
+                Tool::read(
+                    "fetch",
+                    "One plain HTTP GET of a public http(s) address, no session and no script, read as markdown: the page's main content in a window of fixed width, or where given phrases occur. Cheap; reads PDFs and text files too.",
+                )
+                .supersedable()
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["url"],
+                    "properties": {
+                        "url": {"type": "string", "minLength": 1, "description": "The http(s) address to read."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "Where the window starts, in characters; a result says where to read on."},
+                        "find": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1},
+                            "minItems": 1,
+                            "maxItems": 5,
+                            "description": "Phrases to locate instead of reading a window: each hit with the text around it and the offset to read from."
+                        },
+                        "wholePage": {"type": "boolean", "description": "Read the navigation, banner and footer too, not only the main content."}
+                    }
+                })),
+                Tool::read(
+                    "search",
+                    "Query the configured search provider: ranked titles, addresses and snippets, never the pages themselves.",
+                )
+                .requires("search")
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["query"],
+                    "properties": {
+                        "query": {"type": "string", "minLength": 1, "description": "What to search for."},
+                        "count": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many results, 10 when not given."}
+                    }
+                })),
             ],
         ),
         toolset(

@@ -23,8 +23,19 @@ pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("workspace", "stat"),
 ];
 
-/// The framework worker classes this build ships (ARCHITECTURE §4).
-pub const WORKER_CLASSES: &[&str] = &["shell"];
+/// The tools each framework worker of this build serves (ARCHITECTURE §4):
+/// its class, then the tools. A worker's handshake is held to these; the
+/// rest of its toolset's declaration waits for its feature to land, and a
+/// grant naming one is refused until then (A4).
+pub const WORKER_TOOLS: &[(&str, &[&str])] =
+    &[("shell", &["run"]), ("browser", &["fetch", "search"])];
+
+/// Whether this build's worker of `class` serves `tool`.
+pub fn worker_serves(class: &str, tool: &str) -> bool {
+    WORKER_TOOLS
+        .iter()
+        .any(|(c, tools)| *c == class && tools.contains(&tool))
+}
 
 /// Whether this build can run `tool` at all. A plugin's tools are served by
 /// its own process, whose `Describe` is checked at boot (§3.14).
@@ -40,7 +51,7 @@ pub fn is_built(registry: &Registry, tool: &ToolRef) -> bool {
             .iter()
             .chain(DAEMON_GRANTED)
             .any(|(namespace, name)| tool.namespace == *namespace && tool.tool == *name),
-        Host::Worker(class) => WORKER_CLASSES.contains(&class.as_str()),
+        Host::Worker(class) => worker_serves(class, &tool.tool),
         Host::Plugin => true,
     }
 }
@@ -86,11 +97,11 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["memory", "tasks", "conversations", "web", "mail"] {
+        for namespace in ["memory", "tasks", "conversations", "mail"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell"] {
+        for namespace in ["workspace", "ask", "shell", "web"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }

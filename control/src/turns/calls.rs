@@ -610,6 +610,7 @@ fn dispatch(
         arguments_json: serde_json::to_vec(value).unwrap_or_default(),
         settings_json: settings.to_string(),
         channel: scope.channel.to_string(),
+        held_tools: scope.seat.held.iter().map(ToString::to_string).collect(),
         decision_id: decision,
         deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
     }

@@ -45,3 +45,36 @@ pub fn plugin(namespace: &str, described: &DescribeResponse) -> ToolsetDeclarati
         skills: Vec::new(),
     }
 }
+
+/// A framework tool as its worker describes it: the registry's own
+/// declaration on the wire, with the one schema both ends hold, so the
+/// handshake finds no gap. `None` where the registry declares no such tool.
+pub fn framework_wire(namespace: &str, name: &str) -> Option<wire::ToolDeclaration> {
+    let declared = crate::tools::framework::declarations()
+        .into_iter()
+        .find(|t| t.namespace == namespace)?
+        .tools
+        .into_iter()
+        .find(|tool| tool.name == name)?;
+    let schema = declared
+        .parameters
+        .clone()
+        .unwrap_or_else(|| serde_json::json!({"type": "object"}))
+        .to_string();
+    let gate = match declared.gate {
+        Gate::None => wire::Gate::None,
+        Gate::Approval => wire::Gate::Approval,
+        Gate::Ask => wire::Gate::Ask,
+    };
+    Some(wire::ToolDeclaration {
+        name: declared.name,
+        description: declared.description,
+        gate: gate as i32,
+        retryable: declared.retryable,
+        concurrent: declared.concurrent,
+        supersedable: declared.supersedable,
+        parameters_schema_sha256: collegium_worker_kit::audit::digest(schema.as_bytes()),
+        parameters_schema_json: schema,
+        requires_settings: declared.requires_settings,
+    })
+}

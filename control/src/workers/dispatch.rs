@@ -79,6 +79,9 @@ pub struct Dispatch {
     pub settings_json: String,
     /// The channel's handle; empty in a direct or group message.
     pub channel: String,
+    /// Every tool the agent holds (`namespace::tool`), so a text the worker
+    /// renders names another tool only where the agent holds it (§3.4).
+    pub held_tools: Vec<String>,
     /// The decision that let a gated call through.
     pub decision_id: Option<String>,
     pub deadline: Duration,
@@ -374,6 +377,7 @@ fn wire_call(dispatch: &Dispatch, deadline_ms: u64) -> Call {
         settings_json: dispatch.settings_json.clone(),
         deadline_unix_ms: deadline_ms,
         channel: dispatch.channel.clone(),
+        held_tools: dispatch.held_tools.clone(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! starts (systemd units, each under its own user), which the daemon only
 //! connects to. Each is held to the sandbox its class needs; a worker an
 //! agent's grants need that is missing or weaker refuses boot, naming it.
-//! The shell worker is the one built so far.
+//! The shell and browser workers are built so far.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use super::dispatch::{Worker, WorkerError, WorkerSpec};
 use super::handshake::SandboxExpectation;
 use super::reach::ReachExpectation;
 use crate::config::LoadedConfig;
+use crate::tools::served::is_built;
 use crate::tools::{Host, Registry, ToolRef};
 
 /// The socket a framework worker serves, under the runtime directory.
@@ -41,23 +42,51 @@ pub enum FrameworkError {
     Worker(#[from] WorkerError),
     #[error("an agent's user can reach what only the framework may (§6.4): {0}")]
     Reach(super::handshake::HandshakeRefused),
+    #[error(
+        "{error}. An agent holds {tool}: start collegium-worker-browser (as {user}) before the daemon"
+    )]
+    Browser {
+        error: WorkerError,
+        tool: ToolRef,
+        user: &'static str,
+    },
+    #[error("the browser worker does not enforce this deployment's address policy (§3.4): {0}")]
+    Scope(String),
+    #[error(
+        "an agent holds {tool}, served by the browser worker as the OS user {user}, which does not exist on this host; run collegium-provision host --config FILE as root"
+    )]
+    WorkerUser { tool: ToolRef, user: &'static str },
 }
 
 /// Connects to every framework worker some agent's grants need, after
-/// checking the host is laid out for it.
+/// checking the host is laid out for it. Keyed by the namespace served.
 pub async fn connect(
     loaded: &LoadedConfig,
     registry: &Registry,
     signer: &GrantSigner,
 ) -> Result<BTreeMap<String, Arc<Worker>>, FrameworkError> {
     let mut workers = BTreeMap::new();
+    if let Some(shell) = connect_shell(loaded, registry, signer).await? {
+        workers.insert("shell".to_string(), Arc::new(shell));
+    }
+    if let Some(browser) = connect_browser(loaded, registry, signer).await? {
+        workers.insert("web".to_string(), Arc::new(browser));
+    }
+    Ok(workers)
+}
+
+async fn connect_shell(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+    signer: &GrantSigner,
+) -> Result<Option<Worker>, FrameworkError> {
     let shell = ToolRef::new("shell", "run");
     let needs_shell = loaded.agents.iter().any(|a| a.holds(&shell));
     let Some(declaration) = registry.toolset("shell") else {
-        return Ok(workers);
+        return Ok(None);
     };
     if !needs_shell || !matches!(declaration.host, Host::Worker(_)) {
-        return Ok(workers);
+        return Ok(None);
     }
     let layout = crate::host::layout(loaded, "collegium")?;
     let problems = crate::host::problems(&layout);
@@ -106,6 +135,95 @@ pub async fn connect(
         .map(|s| s.bounds.join(", "))
         .unwrap_or_default();
     tracing::info!(worker = "shell", %bounds, "framework worker ready");
-    workers.insert("shell".to_string(), Arc::new(worker));
-    Ok(workers)
+    Ok(Some(worker))
+}
+
+/// The browser worker, where some agent holds a web tool this build serves
+/// (§3.4). It runs as its own unprivileged user and is held to it: no
+/// capability in any set, and no-new-privileges.
+async fn connect_browser(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+    signer: &GrantSigner,
+) -> Result<Option<Worker>, FrameworkError> {
+    let Some(declaration) = registry.toolset("web") else {
+        return Ok(None);
+    };
+    let Some(tool) = declaration
+        .tools
+        .iter()
+        .map(|t| ToolRef::new("web", &t.name))
+        .find(|t| is_built(registry, t) && loaded.agents.iter().any(|a| a.holds(t)))
+    else {
+        return Ok(None);
+    };
+    let user = crate::host::worker_user("browser").unwrap_or("collegium-browser");
+    let Ok(Some(account)) = nix::unistd::User::from_name(user) else {
+        return Err(FrameworkError::WorkerUser { tool, user });
+    };
+    let spec = WorkerSpec {
+        socket: socket(loaded, "web"),
+        served_by: Some(account.uid.as_raw()),
+        declaration: declaration.clone(),
+        sandbox: SandboxExpectation {
+            uid: account.uid.as_raw(),
+            gid: account.gid.as_raw(),
+            allowed_capabilities: 0,
+            landlock_floor: None,
+            command_cgroups: false,
+            command_namespaces: &[],
+            command_bounds: &[],
+        },
+    };
+    let worker = Worker::connect(&spec, signer)
+        .await
+        .map_err(|error| FrameworkError::Browser { error, tool, user })?;
+    let scope = worker.described().web_scope.clone().unwrap_or_default();
+    let gaps = scope_gaps(loaded, &scope);
+    if !gaps.is_empty() {
+        return Err(FrameworkError::Scope(gaps.join("; ")));
+    }
+    // Both settings are logged at boot: a deployment that opened its network
+    // or closed hosts has said so in its log as well as its file (§3.4).
+    tracing::info!(
+        worker = "browser",
+        own_network_browsable = scope.own_network_browsable,
+        closed_hosts = %scope.closed_hosts.join(", "),
+        "framework worker ready"
+    );
+    Ok(Some(worker))
+}
+
+/// Where the browser worker's address policy differs from the
+/// configuration's `[web]`: the worker is given its policy on its command
+/// line and never reads the configuration (§3.4; `docs/web.md`).
+fn scope_gaps(
+    loaded: &LoadedConfig,
+    reported: &collegium_proto::toolset::v1::WebScope,
+) -> Vec<String> {
+    let web = loaded.config.web.clone().unwrap_or_default();
+    let mut gaps = Vec::new();
+    if reported.own_network_browsable != web.own_network_browsable {
+        gaps.push(format!(
+            "web_scope.own_network_browsable: the worker was started with {}, the configuration says {} (start it with{} --own-network-browsable)",
+            reported.own_network_browsable,
+            web.own_network_browsable,
+            if web.own_network_browsable { "" } else { "out" }
+        ));
+    }
+    let configured: std::collections::BTreeSet<String> = web
+        .closed_hosts
+        .iter()
+        .filter_map(|h| crate::config::closed_host(h).ok())
+        .collect();
+    let enforced: std::collections::BTreeSet<String> =
+        reported.closed_hosts.iter().cloned().collect();
+    if configured != enforced {
+        gaps.push(format!(
+            "web_scope.closed_hosts: the worker closes [{}], the configuration [{}] (start it with --closed-host for each)",
+            enforced.into_iter().collect::<Vec<_>>().join(", "),
+            configured.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    gaps
 }

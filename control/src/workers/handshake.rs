@@ -11,7 +11,7 @@ use collegium_proto::toolset::v1::{self as wire, DescribeResponse};
 use collegium_worker_kit::audit::digest;
 
 use super::{capabilities, declarations};
-use crate::tools::registry::{ToolDeclaration, ToolsetDeclaration};
+use crate::tools::registry::{Host, ToolDeclaration, ToolsetDeclaration};
 
 /// How the worker must be confined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,7 +235,13 @@ fn compare_tools(
     gap: &mut impl FnMut(&str, String),
 ) {
     let served: BTreeSet<&str> = described.tools.iter().map(|t| t.name.as_str()).collect();
-    for tool in &expected.tools {
+    // A framework worker is held to the tools this build serves of its
+    // toolset; the rest of the declaration waits for its feature (A4).
+    let required = |name: &str| match &expected.host {
+        Host::Worker(class) => crate::tools::served::worker_serves(class, name),
+        Host::Daemon | Host::Plugin => true,
+    };
+    for tool in expected.tools.iter().filter(|t| required(&t.name)) {
         if !served.contains(tool.name.as_str()) {
             gap(
                 &format!("tools.{}", tool.name),
@@ -245,7 +251,7 @@ fn compare_tools(
     }
     for reported in &described.tools {
         let field = format!("tools.{}", reported.name);
-        let Some(declared) = expected.tool(&reported.name) else {
+        let Some(declared) = expected.tool(&reported.name).filter(|t| required(&t.name)) else {
             gap(&field, "served, but not declared by this daemon".into());
             continue;
         };

@@ -78,6 +78,7 @@ fn dispatch(call_id: &str, tool: &str, arguments: Value) -> Dispatch {
         arguments_json: arguments.to_string().into_bytes(),
         settings_json: "{}".into(),
         channel: "research".into(),
+        held_tools: Vec::new(),
         decision_id: None,
         deadline: Duration::from_secs(10),
     }

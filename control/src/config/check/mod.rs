@@ -7,6 +7,7 @@ mod deployment;
 mod grants;
 mod names;
 mod unbuilt;
+pub mod web;
 
 use std::path::Path;
 
@@ -23,6 +24,7 @@ pub fn check(config: &Config, registry: &Registry) -> Result<Vec<ResolvedAgent>,
     let mut problems = Problems::default();
     deployment::check(config, registry, &mut problems);
     let agents = agents::check(config, registry, &mut problems);
+    web::check(config, &mut problems);
     unbuilt::check(config, registry, &mut problems);
     if problems.is_empty() {
         Ok(agents)

@@ -17,10 +17,14 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
             not_acted_on("the trigger route (§4.2, §6.4) is not part of this build yet"),
         );
     }
-    if config.web.is_some() {
+    if config
+        .web
+        .as_ref()
+        .is_some_and(|w| w.live_sessions.is_some())
+    {
         problems.push(
-            root.key("web"),
-            not_acted_on("the web toolset (§3.4) is not part of this build yet"),
+            root.key("web").key("live_sessions"),
+            not_acted_on("browser sessions (§3.4) are not part of this build yet"),
         );
     }
     for namespace in config.settings.keys() {

@@ -129,6 +129,7 @@ impl Caller {
             arguments_json: json!({ "command": command }).to_string().into_bytes(),
             settings_json: settings.into(),
             channel: "research".into(),
+            held_tools: Vec::new(),
             decision_id: Some(call_id),
             deadline,
         };
