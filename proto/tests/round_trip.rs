@@ -103,6 +103,16 @@ impl Toolset for EchoToolset {
         Ok(Response::new(CancelResponse { found: false }))
     }
 
+    async fn end_turn(
+        &self,
+        _: tonic::Request<collegium_proto::toolset::v1::EndTurnRequest>,
+    ) -> Result<tonic::Response<collegium_proto::toolset::v1::EndTurnResponse>, tonic::Status> {
+        // The echo holds nothing across calls.
+        Ok(tonic::Response::new(
+            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+        ))
+    }
+
     async fn health(
         &self,
         _request: Request<HealthRequest>,

@@ -180,6 +180,16 @@ impl Toolset for ShellWorker {
         Ok(Response::new(CancelResponse { found: false }))
     }
 
+    async fn end_turn(
+        &self,
+        _: tonic::Request<collegium_proto::toolset::v1::EndTurnRequest>,
+    ) -> Result<tonic::Response<collegium_proto::toolset::v1::EndTurnResponse>, tonic::Status> {
+        // Nothing outlives its command here: a turn holds nothing once its calls are answered.
+        Ok(tonic::Response::new(
+            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+        ))
+    }
+
     async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
         Ok(Response::new(HealthResponse {
             ready: true,

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
-    Call, CancelRequest, DescribeRequest, DescribeResponse, InvokeRequest, RenderRequest,
-    RenderResponse, ToolResult, invoke_event, tool_result, toolset_client::ToolsetClient,
+    Call, CancelRequest, DescribeRequest, DescribeResponse, EndTurnRequest, InvokeRequest,
+    RenderRequest, RenderResponse, ToolResult, invoke_event, tool_result,
+    toolset_client::ToolsetClient,
 };
 use collegium_worker_kit::admission::now_ms;
 use collegium_worker_kit::audit::digest;
@@ -309,6 +310,25 @@ impl Worker {
             })
             .await?;
         Ok(outcome)
+    }
+
+    /// Tells the worker that `turn_id` ended, however it ended, so it
+    /// releases what it held for the turn (a browser session, §3.4).
+    /// Bounded, and best effort: a worker that does not answer is logged,
+    /// and what it holds it releases by its own idle bound.
+    pub async fn end_turn(&self, turn_id: &str) {
+        let request = EndTurnRequest {
+            turn_id: turn_id.to_string(),
+        };
+        match tokio::time::timeout(CANCEL_WAIT, self.client.clone().end_turn(request)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(status)) => {
+                tracing::warn!(turn = %turn_id, namespace = %self.described.namespace, error = %status.message(), "a worker did not take a turn's end");
+            }
+            Err(_) => {
+                tracing::warn!(turn = %turn_id, namespace = %self.described.namespace, "a worker did not answer a turn's end in time");
+            }
+        }
     }
 
     /// The payload a person approving `dispatch` reads, as the toolset

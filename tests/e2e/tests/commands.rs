@@ -230,6 +230,13 @@ async fn s7_5_kill_frees_the_lane_at_once_while_a_tool_runs_on_to_its_end() {
         .pop()
         .expect("the slow call was dispatched");
     assert!(slow.ended_at.is_none(), "the tool was still running");
+    // The plugin was told the killed turn ended (§3.4: what a worker holds
+    // for a turn is released at every end, a kill included).
+    assert!(
+        fixture_toolset::ended(&record).contains(&killed.id),
+        "{:?}",
+        fixture_toolset::ended(&record)
+    );
     let status = e2e::scenario::status_post(&h, &square).await;
     h.wait_edit(&status.id, "still running when @ana killed the turn")
         .await;

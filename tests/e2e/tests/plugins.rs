@@ -263,6 +263,19 @@ async fn s3_4_a_plugin_call_carries_the_agents_effective_settings() {
         json!({"greeting": "Hello", "signature": "Mira"}),
         "the agent's own key over the default, the default's other key kept"
     );
+    // The plugin is told the turn ended, once, after its reply (§3.4).
+    let turn = e2e::scenario::store(&h)
+        .turns_of("mira", &dm)
+        .expect("turns")[0]
+        .id
+        .clone();
+    for _ in 0..200 {
+        if !fixture_toolset::ended(&record).is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(fixture_toolset::ended(&record), vec![turn]);
 }
 
 /// §3.4: a namespace grant leaves out a plugin tool whose settings the

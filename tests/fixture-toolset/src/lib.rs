@@ -68,6 +68,22 @@ impl Fixture {
     }
 }
 
+/// Where the turns the daemon said ended are recorded, beside the calls.
+fn ended_path(record: &Path) -> PathBuf {
+    let mut name = record.as_os_str().to_owned();
+    name.push(".ended");
+    PathBuf::from(name)
+}
+
+/// Every turn the daemon told the fixture had ended, in order.
+pub fn ended(record: &Path) -> Vec<String> {
+    std::fs::read_to_string(ended_path(record))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Every call the fixture was asked to make, in order.
 pub fn asked(record: &Path) -> Vec<Value> {
     std::fs::read_to_string(record)
@@ -222,6 +238,26 @@ impl Toolset for Fixture {
             .map(|cancel| cancel.send(()))
             .is_some();
         Ok(Response::new(CancelResponse { found }))
+    }
+
+    async fn end_turn(
+        &self,
+        request: tonic::Request<collegium_proto::toolset::v1::EndTurnRequest>,
+    ) -> Result<tonic::Response<collegium_proto::toolset::v1::EndTurnResponse>, tonic::Status> {
+        // The fixture holds nothing across calls; it records the end, so a
+        // test can see the daemon said so.
+        if let Some(path) = &self.record {
+            let turn = request.into_inner().turn_id;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(ended_path(path))
+                .and_then(|mut f| writeln!(f, "{turn}"))
+                .map_err(|e| Status::internal(format!("cannot record the end: {e}")))?;
+        }
+        Ok(tonic::Response::new(
+            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+        ))
     }
 
     async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {

@@ -76,6 +76,16 @@ impl Toolset for Shout {
         Ok(Response::new(CancelResponse { found: false }))
     }
 
+    async fn end_turn(
+        &self,
+        _: tonic::Request<collegium_proto::toolset::v1::EndTurnRequest>,
+    ) -> Result<tonic::Response<collegium_proto::toolset::v1::EndTurnResponse>, tonic::Status> {
+        // Shout holds nothing across calls.
+        Ok(tonic::Response::new(
+            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+        ))
+    }
+
     async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
         Ok(Response::new(HealthResponse {
             ready: true,

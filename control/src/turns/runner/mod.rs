@@ -81,9 +81,30 @@ pub struct TurnOutcome {
     pub progress: bool,
 }
 
+/// Runs the turn to its end, then tells each worker whose tools the agent
+/// holds that it ended, however it ended (a kill included), so nothing a
+/// worker holds for a turn outlives it (§3.4: a browser session is disposed
+/// at turn end).
+pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
+    let outcome = run_to_end(&services, start).await;
+    release(&services, &outcome).await;
+    outcome
+}
+
+async fn release(services: &Services, outcome: &TurnOutcome) {
+    let Some(seat) = services.seat(&outcome.agent) else {
+        return;
+    };
+    for (namespace, worker) in &services.workers {
+        if seat.held.iter().any(|t| &t.namespace == namespace) {
+            worker.end_turn(&outcome.turn_id).await;
+        }
+    }
+}
+
 /// Runs the turn to its end. Never panics on a failure of its own: every
 /// way out records the end and returns the outcome the lane needs.
-pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
+async fn run_to_end(services: &Arc<Services>, start: TurnStart) -> TurnOutcome {
     let turn_id = start.turn_id.clone();
     let outcome = TurnOutcome {
         agent: start.agent.clone(),
