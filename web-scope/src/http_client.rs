@@ -66,10 +66,35 @@ pub fn redirect_policy(scope: Arc<Scope>, limit: usize) -> Policy {
 /// A literal address in a URL never reaches a resolver, so call
 /// [`Scope::judge_url`] on every URL before sending it with this client.
 /// A refused hop or name comes back inside a `reqwest::Error`; recover it
-/// with [`Refusal::find_in`].
+/// with [`Refusal::find_in`]. A 3xx reqwest could not follow (a `file:`
+/// `Location`) comes back as a response: judge it with
+/// [`unfollowed_redirect`].
 pub fn client_builder(scope: Arc<Scope>, resolver: Resolver) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .no_proxy()
         .dns_resolver(ScopedResolve::new(scope.clone(), resolver))
         .redirect(redirect_policy(scope, MAX_REDIRECTS))
+}
+
+/// The refusal for a redirect reqwest left unfollowed. reqwest (through
+/// tower-http) follows only a `Location` it can read as an http URI, and
+/// hands back the 3xx itself for one such as `file:///etc/passwd` without
+/// asking the redirect policy; the caller reports that hop as the refusal
+/// it is (§3.4 "bound by the same URL policy on every redirect hop").
+pub fn unfollowed_redirect(scope: &Scope, response: &reqwest::Response) -> Option<Refusal> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let location = response.headers().get(reqwest::header::LOCATION)?;
+    let location = String::from_utf8_lossy(location.as_bytes());
+    let next = match response.url().join(&location) {
+        Ok(next) => next.to_string(),
+        Err(e) => {
+            return Some(Refusal::Unparseable {
+                input: location.into_owned(),
+                problem: e.into(),
+            });
+        }
+    };
+    scope.judge_url(&next).err()
 }

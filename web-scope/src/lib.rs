@@ -16,7 +16,9 @@ mod rules;
 mod scope;
 mod settings;
 
-pub use http_client::{MAX_REDIRECTS, ScopedResolve, client_builder, redirect_policy};
+pub use http_client::{
+    MAX_REDIRECTS, ScopedResolve, client_builder, redirect_policy, unfollowed_redirect,
+};
 pub use own_addresses::{OwnAddressesError, own_addresses};
 pub use refusal::{Refusal, ResolutionProblem, UrlProblem};
 pub use resolver::{Lookup, Resolver, ResolverSetupError};

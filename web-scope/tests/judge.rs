@@ -355,3 +355,13 @@ fn boot_line_states_both_settings() {
     let open = Scope::new(ScopeSettings::default(), Vec::new()).unwrap();
     assert!(open.boot_line().ends_with("no hosts closed"));
 }
+
+#[test]
+fn this_hosts_addresses_include_loopback_and_are_refused_as_this_host() {
+    let own = collegium_web_scope::own_addresses().unwrap();
+    assert!(own.contains(&"127.0.0.1".parse().unwrap()), "{own:?}");
+    let scope = Scope::new(ScopeSettings::default(), own.clone()).unwrap();
+    for address in own {
+        assert!(scope.judge_address(address).is_err(), "{address}");
+    }
+}
