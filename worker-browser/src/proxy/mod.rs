@@ -1,0 +1,24 @@
+//! The egress proxy Chromium is started behind (§3.4 "The check runs on every
+//! request the session makes"): every request and tunnel the browser opens is
+//! judged by the deployment's scope, connected to the address judged, and
+//! logged; refusals are kept so a refused load can be reported as the typed
+//! refusal naming the address the proxy stopped.
+//!
+//! This, not CDP interception, is the boundary: interception misses
+//! WebSockets, workers and pop-ups, while every connection Chromium makes
+//! through `--proxy-server` comes here.
+
+mod body;
+mod connect;
+mod dial;
+mod forward;
+mod headers;
+mod log;
+mod refuse;
+mod server;
+
+pub use log::{ProxyLog, RefusalRecord, REFUSALS_KEPT};
+pub use server::{EgressProxy, ProxyError, RunningProxy};
+
+/// The response header a refused request carries the refusal text in.
+pub const REFUSAL_HEADER: &str = "x-collegium-refusal";

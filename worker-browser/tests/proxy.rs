@@ -1,0 +1,259 @@
+//! The egress proxy on loopback, driven with raw HTTP/1.1 as Chromium
+//! speaks it, against a real upstream server on loopback (§3.4).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use collegium_web_scope::{AddressRule, Refusal, Resolver, Scope, ScopeSettings};
+use collegium_worker_browser::proxy::{EgressProxy, REFUSAL_HEADER, RunningProxy};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use url::Url;
+
+/// An HTTP server on loopback that keeps every request head it is sent.
+struct Upstream {
+    address: SocketAddr,
+    heads: Arc<Mutex<Vec<String>>>,
+    connections: Arc<Mutex<usize>>,
+}
+
+impl Upstream {
+    async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(Mutex::new(0));
+        let (kept, counted) = (heads.clone(), connections.clone());
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                *counted.lock().unwrap() += 1;
+                let kept = kept.clone();
+                tokio::spawn(async move {
+                    let head = read_head(&mut stream).await;
+                    kept.lock().unwrap().push(head);
+                    stream
+                        .write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\nhello",
+                        )
+                        .await
+                        .unwrap();
+                });
+            }
+        });
+        Self {
+            address,
+            heads,
+            connections,
+        }
+    }
+
+    fn connections(&self) -> usize {
+        *self.connections.lock().unwrap()
+    }
+}
+
+async fn read_head(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).await.unwrap() == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
+async fn proxy(own_network_browsable: bool) -> RunningProxy {
+    let scope = Scope::new(
+        ScopeSettings {
+            own_network_browsable,
+            closed_hosts: vec!["intranet.test".into()],
+        },
+        Vec::new(),
+    )
+    .unwrap();
+    // No name in these tests is resolved; a name server nothing answers on
+    // would only turn a wrong resolution into a visible failure.
+    let resolver = Resolver::with_name_server("127.0.0.1:9".parse().unwrap()).unwrap();
+    EgressProxy::start(Arc::new(scope), resolver).await.unwrap()
+}
+
+/// Sends one raw request to the proxy and reads the whole answer.
+async fn exchange(proxy: &RunningProxy, request: &str) -> String {
+    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8(answer).unwrap()
+}
+
+fn get(url: &str) -> String {
+    format!(
+        "GET {url} HTTP/1.1\r\nHost: {}\r\nProxy-Connection: keep-alive\r\nProxy-Authorization: Basic eDp5\r\nConnection: close\r\n\r\n",
+        Url::parse(url).map_or("x".into(), |u| u.host_str().unwrap_or("x").to_owned())
+    )
+}
+
+/// Opens a tunnel; `Ok` holds the stream past the 200, `Err` the answer.
+async fn connect(proxy: &RunningProxy, authority: &str) -> Result<TcpStream, String> {
+    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
+    stream
+        .write_all(format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let head = read_head(&mut stream).await;
+    if head.starts_with("HTTP/1.1 200") {
+        Ok(stream)
+    } else {
+        let mut rest = Vec::new();
+        // A refusal's body follows; the connection stays open for more.
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .map_or(0, |n| n.trim().parse().unwrap());
+        rest.resize(length, 0);
+        stream.read_exact(&mut rest).await.unwrap();
+        Err(head + &String::from_utf8(rest).unwrap())
+    }
+}
+
+fn refusal_header(answer: &str) -> &str {
+    answer
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{REFUSAL_HEADER}: ")))
+        .unwrap_or_else(|| panic!("no refusal header in {answer}"))
+}
+
+const LOOPBACK_REFUSAL: &str = "127.0.0.1 is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)";
+
+#[tokio::test]
+async fn declared_own_network_forwards_a_get_without_proxy_headers() {
+    let upstream = Upstream::start().await;
+    let proxy = proxy(true).await;
+    let url = format!("http://{}/page?q=1", upstream.address);
+    let answer = exchange(&proxy, &get(&url)).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(answer.ends_with("hello"), "{answer}");
+    assert!(!answer.to_ascii_lowercase().contains("keep-alive: timeout"), "{answer}");
+    let heads = upstream.heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1);
+    let head = heads[0].to_ascii_lowercase();
+    assert!(head.starts_with("get /page?q=1 http/1.1\r\n"), "{head}");
+    assert!(head.contains(&format!("host: {}\r\n", upstream.address)), "{head}");
+    assert!(!head.contains("proxy-"), "{head}");
+}
+
+#[tokio::test]
+async fn declared_own_network_tunnels_a_connect() {
+    let upstream = Upstream::start().await;
+    let proxy = proxy(true).await;
+    for authority in [upstream.address.to_string(), format!("localhost:{}", upstream.address.port())] {
+        let mut tunnel = connect(&proxy, &authority).await.unwrap();
+        tunnel
+            .write_all(b"GET /through HTTP/1.1\r\nHost: upstream\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        tunnel.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK") && answer.ends_with("hello"), "{answer}");
+    }
+    assert!(upstream.heads.lock().unwrap()[0].starts_with("GET /through HTTP/1.1"));
+}
+
+#[tokio::test]
+async fn undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_silent() {
+    let upstream = Upstream::start().await;
+    let proxy = proxy(false).await;
+    let url = format!("http://{}/page", upstream.address);
+    let answer = exchange(&proxy, &get(&url)).await;
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden"), "{answer}");
+    assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
+    assert!(answer.ends_with(LOOPBACK_REFUSAL), "{answer}");
+
+    let answer = connect(&proxy, &upstream.address.to_string()).await.unwrap_err();
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden"), "{answer}");
+    assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
+    assert_eq!(upstream.connections(), 0);
+
+    // The worker reports the refused load as the refusal, found by URL: the
+    // request itself, and for https the tunnel to its host and port.
+    let log = proxy.log();
+    let refusal = log.refusal_for(&Url::parse(&url).unwrap()).unwrap();
+    assert_eq!(refusal.to_string(), LOOPBACK_REFUSAL);
+    let https = Url::parse(&format!("https://127.0.0.1:{}/other", upstream.address.port())).unwrap();
+    assert!(matches!(log.refusal_for(&https), Some(Refusal::Address { .. })));
+    assert!(log.refusal_for(&Url::parse("https://example.com/").unwrap()).is_none());
+}
+
+#[tokio::test]
+async fn raw_attempts_on_the_proxy_are_refused_naming_the_address() {
+    let proxy = proxy(false).await;
+    for (authority, named) in [("127.0.0.1:22", "127.0.0.1"), ("[::1]:80", "::1"), ("0x7f.1:443", "127.0.0.1")] {
+        let answer = connect(&proxy, authority).await.unwrap_err();
+        assert!(answer.starts_with("HTTP/1.1 403"), "{authority}: {answer}");
+        assert!(refusal_header(&answer).starts_with(&format!("{named} is a loopback address")), "{answer}");
+    }
+    let answer = exchange(&proxy, &get("http://0x7f.1/")).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
+    assert!(proxy.log().refusal_for(&Url::parse("http://0x7f.1/").unwrap()).is_some());
+}
+
+#[tokio::test]
+async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
+    for declared in [false, true] {
+        let proxy = proxy(declared).await;
+        let answer = exchange(
+            &proxy,
+            "GET file://localhost/etc/passwd HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        assert!(refusal_header(&answer).starts_with("file: URLs are not opened here"), "{answer}");
+        // No authority at all: hyper refuses to read it as a request.
+        let answer = exchange(
+            &proxy,
+            "GET file:///etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+        assert!(!answer.contains("root:"), "{answer}");
+
+        for authority in ["intranet.test:443", "WIKI.Intranet.Test.:443", "a.b.intranet.test:80"] {
+            let answer = connect(&proxy, authority).await.unwrap_err();
+            assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+            assert!(refusal_header(&answer).contains("is closed to agents by this deployment"), "{answer}");
+        }
+        let answer = connect(&proxy, "169.254.169.254:80").await.unwrap_err();
+        assert!(refusal_header(&answer).starts_with("169.254.169.254 is a cloud metadata address"));
+        let refusal = proxy
+            .log()
+            .refusal_for(&Url::parse("http://169.254.169.254/latest/meta-data/").unwrap())
+            .unwrap();
+        let Refusal::Address { forbidden, .. } = refusal else { panic!("{refusal:?}") };
+        assert_eq!(forbidden.rule, AddressRule::CloudMetadata);
+    }
+}
+
+#[tokio::test]
+async fn an_origin_form_request_is_not_a_proxy_request() {
+    let proxy = proxy(true).await;
+    let answer = exchange(&proxy, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("is not a proxy request"), "{answer}");
+}
+
+#[tokio::test]
+async fn shutting_down_closes_open_tunnels() {
+    let upstream = Upstream::start().await;
+    let proxy = proxy(true).await;
+    let address = proxy.address();
+    let mut tunnel = connect(&proxy, &upstream.address.to_string()).await.unwrap();
+    proxy.shutdown().await;
+    let mut rest = Vec::new();
+    // The tunnel ends (EOF or reset) instead of staying open.
+    let _ = tunnel.read_to_end(&mut rest).await;
+    assert!(TcpStream::connect(address).await.is_err());
+}
