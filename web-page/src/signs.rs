@@ -2,7 +2,7 @@
 //! status, or a CDN's own refusal page (§3.4).
 
 /// A body whose readable text is under this many letters and digits is small enough that a
-/// captcha widget in it is the page, not a form on it.
+/// check's wording in it is the page, not a line on it.
 const CHECK_PAGE_READABLE_MAX: usize = 600;
 
 /// Selected response headers, names lower case.
@@ -62,14 +62,14 @@ const CHECK_PAGE_TITLES: &[&str] = &[
     "verifying your browser", "please verify you are a human",
 ];
 
-/// Markers of a captcha or check that are the page only where the page holds little else:
-/// a login form carries the same widget.
-const CHECK_WIDGET_MARKERS: &[&str] = &[
-    "/cdn-cgi/challenge-platform/", "challenges.cloudflare.com", "cf-turnstile", "g-recaptcha",
-    "h-captcha", "hcaptcha.com", "verify you are human", "verify that you are human",
+/// What a check's page says to its reader. A captcha widget alone is not one: a login form
+/// carries the same widget; a page that is short and says one of these is the check.
+const CHECK_PHRASES: &[&str] = &[
+    "verify you are human", "verify that you are human", "verifying you are human",
     "are you a robot", "not a robot", "unusual traffic", "checking your browser",
     "checking if the site connection is secure", "press & hold", "press and hold",
-    "enable javascript and cookies to continue",
+    "enable javascript and cookies to continue", "complete the security check",
+    "prove you are human", "automated access", "suspected bot",
 ];
 
 /// A bot check stands in the page's place: which service's, where one can be named.
@@ -100,7 +100,7 @@ pub fn bot_check(
     if title.as_deref().is_some_and(|t| CHECK_PAGE_TITLES.contains(&t)) {
         return Some(BotCheck { by: gatekeeper(headers) });
     }
-    if readable_chars < CHECK_PAGE_READABLE_MAX && CHECK_WIDGET_MARKERS.iter().any(|m| html_lower.contains(m)) {
+    if readable_chars < CHECK_PAGE_READABLE_MAX && CHECK_PHRASES.iter().any(|m| html_lower.contains(m)) {
         return Some(BotCheck { by: gatekeeper(headers) });
     }
     None

@@ -116,5 +116,5 @@ fn tidy(markdown: &str) -> String {
         }
         out.push('\n');
     }
-    out.trim_matches('\n').to_owned()
+    out.trim_matches(['\n', ' ']).to_owned()
 }

@@ -27,12 +27,11 @@ pub(crate) struct Pruned {
 
 pub(crate) fn prune(root: &Handle) -> Pruned {
     let mut seen = Pruned::default();
+    // Counted over the whole document first: pruning drops `<head>` whole, scripts and all.
+    seen.scripts = dom::descendants(root).iter().filter(|n| dom::is(n, "script")).count();
     let mut stack = vec![(root.clone(), 0usize)];
     while let Some((node, depth)) = stack.pop() {
         if let Some(tag) = dom::tag(&node) {
-            if tag == "script" {
-                seen.scripts += 1;
-            }
             if NEVER_READ.contains(&tag) || is_hidden(&node) {
                 dom::detach(&node);
                 continue;
