@@ -144,7 +144,7 @@ fn html_outcome(
     headers: &[(&str, &str)],
     reading: &Reading,
 ) -> Fetched {
-    let lower = html.to_lowercase();
+    let lower = signs::scanned(html);
     let status = served.status;
     if let Some(check) = signs::bot_check(&lower, page.title.as_deref(), headers, page.readable_chars) {
         let refusal = Refusal::BotCheck { check, title: page.title };
@@ -158,7 +158,7 @@ fn html_outcome(
             return Fetched::Refused { served, refusal: Refusal::CdnRefused { cdn } };
         }
     }
-    let read_readable = page.markdown.chars().filter(|c| c.is_alphanumeric()).count();
+    let read_readable = page.read_readable_chars;
     if !success(status) && page.readable_chars == 0 {
         return Fetched::Status { served };
     }

@@ -32,10 +32,6 @@ fn role(node: &Handle) -> Option<String> {
         .and_then(|r| r.split_whitespace().next().map(str::to_ascii_lowercase))
 }
 
-fn is_main(node: &Handle) -> bool {
-    dom::is(node, "main") || role(node).as_deref() == Some("main")
-}
-
 fn is_navigation(node: &Handle) -> bool {
     dom::is(node, "nav") || role(node).as_deref() == Some("navigation")
 }
@@ -60,14 +56,13 @@ fn scopes(node: &Handle) -> bool {
         )
 }
 
-pub(crate) fn split(root: &Handle, whole_page: bool) -> Split {
+/// Splits the page; `mains` are the main landmarks the page still marks.
+pub(crate) fn split(root: &Handle, mains: &[Handle], whole_page: bool) -> Split {
     if whole_page {
         return Split { kept: root.clone(), left_out: Vec::new(), extent: Extent::WholePage };
     }
-    let nodes = dom::descendants(root);
-    let mains: Vec<&Handle> = nodes.iter().filter(|n| is_main(n)).collect();
-    if let [main] = mains.as_slice() {
-        return Split { kept: (*main).clone(), left_out: outside(main), extent: Extent::MainLandmark };
+    if let [main] = mains {
+        return Split { kept: main.clone(), left_out: outside(main), extent: Extent::MainLandmark };
     }
     let mut left_out: Vec<Handle> = Vec::new();
     let mut stack = vec![(root.clone(), false)];

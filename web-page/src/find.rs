@@ -51,38 +51,28 @@ pub struct Found {
     pub whole: Option<String>,
 }
 
-/// Case folding that keeps one character for one, so an offset in the folded text is the
-/// same offset in the page; whitespace of any kind matches a space.
+/// Case folding that keeps every character's UTF-8 width, so a match's byte offset in the
+/// folded text is its byte offset in the page. The few characters whose lower case is wider or
+/// narrower (the Kelvin sign, a capital dotted I) match only as written; ASCII whitespace of
+/// any kind matches a space.
 fn fold(c: char) -> char {
-    if c.is_whitespace() {
+    if c.is_ascii_whitespace() {
         return ' ';
     }
     let mut lower = c.to_lowercase();
     match (lower.next(), lower.next()) {
-        (Some(one), None) => one,
+        (Some(one), None) if one.len_utf8() == c.len_utf8() => one,
         _ => c,
     }
 }
 
 pub fn find(text: &str, phrases: &[String]) -> Found {
-    let mut folded = String::with_capacity(text.len());
-    // The byte in `folded` where each character starts, to turn a match back into characters.
-    let mut starts = Vec::with_capacity(text.len());
-    // The byte in `text` where each character starts: folding keeps characters one for one
-    // but not their widths.
-    let mut page_starts = Vec::with_capacity(text.len() + 1);
-    for (byte, c) in text.char_indices() {
-        starts.push(folded.len());
-        page_starts.push(byte);
-        folded.push(fold(c));
-    }
-    page_starts.push(text.len());
-    let total = starts.len();
+    let folded: String = text.chars().map(fold).collect();
     let mut searched = Vec::new();
     let mut not_searched = Vec::new();
     for phrase in phrases {
         let phrase = phrase.split_whitespace().collect::<Vec<_>>().join(" ");
-        if phrase.is_empty() || searched.iter().any(|p: &PhraseHits| p.phrase == phrase) {
+        if phrase.is_empty() || searched.iter().any(|p: &Hits| p.hits.phrase == phrase) {
             continue;
         }
         if searched.len() == FIND_PHRASES_MAX {
@@ -90,48 +80,86 @@ pub fn find(text: &str, phrases: &[String]) -> Found {
             continue;
         }
         let needle: String = phrase.chars().map(fold).collect();
-        let offsets = folded
-            .match_indices(&needle)
-            .filter_map(|(byte, _)| starts.binary_search(&byte).ok())
-            .collect();
-        searched.push(PhraseHits { phrase, offsets });
+        let bytes: Vec<usize> = folded.match_indices(&needle).map(|(byte, _)| byte).collect();
+        let offsets = char_offsets(text, &bytes);
+        let needle_bytes = needle.len();
+        searched.push(Hits { hits: PhraseHits { phrase, offsets }, bytes, needle_bytes });
     }
-    let spans = spans(text, &page_starts, &searched, total);
+    let total = text.chars().count();
+    let spans = spans(text, &searched);
     let span_chars: usize = spans.iter().map(|s| s.end - s.start).sum();
+    let phrases = searched.into_iter().map(|h| h.hits).collect();
     if !spans.is_empty() && span_chars >= total {
-        return Found { total, phrases: searched, not_searched, spans: Vec::new(), whole: Some(text.to_owned()) };
+        return Found { total, phrases, not_searched, spans: Vec::new(), whole: Some(text.to_owned()) };
     }
-    Found { total, phrases: searched, not_searched, spans, whole: None }
+    Found { total, phrases, not_searched, spans, whole: None }
+}
+
+/// One phrase's hits with their byte positions, which the spans are cut by.
+struct Hits {
+    hits: PhraseHits,
+    bytes: Vec<usize>,
+    needle_bytes: usize,
+}
+
+/// The character offsets of ascending byte offsets, in one pass.
+fn char_offsets(text: &str, bytes: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut at_byte, mut at_char) = (0, 0);
+    for &byte in bytes {
+        at_char += text[at_byte..byte].chars().count();
+        at_byte = byte;
+        out.push(at_char);
+    }
+    out
+}
+
+/// The byte `n` characters before `byte`, or the start.
+fn back(text: &str, byte: usize, n: usize) -> usize {
+    text[..byte].char_indices().rev().nth(n.saturating_sub(1)).map_or(0, |(b, _)| b)
+}
+
+/// The byte `n` characters after `byte`, or the end.
+fn ahead(text: &str, byte: usize, n: usize) -> usize {
+    text[byte..].char_indices().nth(n).map_or(text.len(), |(b, _)| byte + b)
 }
 
 /// The shown hits' spans, overlapping ones merged so shared text is shown once.
-fn spans(text: &str, page_starts: &[usize], phrases: &[PhraseHits], total: usize) -> Vec<Span> {
-    let mut hits: Vec<(usize, usize, usize)> = phrases
-        .iter()
-        .enumerate()
-        .flat_map(|(index, p)| {
-            let len = p.phrase.chars().count();
-            p.offsets.iter().take(FIND_HITS_SHOWN).map(move |&at| (at, at + len, index))
-        })
-        .collect();
+fn spans(text: &str, phrases: &[Hits]) -> Vec<Span> {
+    // (start char, start byte, end char, end byte, phrase, hit char)
+    let mut hits: Vec<(usize, usize, usize, usize, usize, usize)> = Vec::new();
+    for (index, phrase) in phrases.iter().enumerate() {
+        let len = phrase.hits.phrase.chars().count();
+        for (&at, &byte) in phrase.hits.offsets.iter().zip(&phrase.bytes).take(FIND_HITS_SHOWN) {
+            let start_byte = back(text, byte, FIND_CONTEXT_CHARS);
+            let start = at - text[start_byte..byte].chars().count();
+            let hit_end_byte = byte + phrase.needle_bytes;
+            let end_byte = ahead(text, hit_end_byte, FIND_CONTEXT_CHARS);
+            let end = at + len + text[hit_end_byte..end_byte].chars().count();
+            hits.push((start, start_byte, end, end_byte, index, at));
+        }
+    }
     hits.sort_unstable();
-    let mut merged: Vec<(usize, usize, Vec<(usize, usize)>)> = Vec::new();
-    for (at, hit_end, index) in hits {
-        let start = at.saturating_sub(FIND_CONTEXT_CHARS);
-        let end = (hit_end + FIND_CONTEXT_CHARS).min(total);
+    let mut merged: Vec<(usize, usize, usize, usize, Vec<(usize, usize)>)> = Vec::new();
+    for (start, start_byte, end, end_byte, index, at) in hits {
         match merged.last_mut() {
-            Some(last) if start <= last.1 => {
-                last.1 = last.1.max(end);
-                last.2.push((index, at));
+            Some(last) if start <= last.2 => {
+                if end > last.2 {
+                    last.2 = end;
+                    last.3 = end_byte;
+                }
+                last.4.push((index, at));
             }
-            _ => merged.push((start, end, vec![(index, at)])),
+            _ => merged.push((start, start_byte, end, end_byte, vec![(index, at)])),
         }
     }
     merged
         .into_iter()
-        .map(|(start, end, hits)| {
-            let text = text[page_starts[start]..page_starts[end]].to_owned();
-            Span { start, end, text, hits }
+        .map(|(start, start_byte, end, end_byte, hits)| Span {
+            start,
+            end,
+            text: text[start_byte..end_byte].to_owned(),
+            hits,
         })
         .collect()
 }

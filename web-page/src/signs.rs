@@ -5,6 +5,20 @@
 /// check's wording in it is the page, not a line on it.
 const CHECK_PAGE_READABLE_MAX: usize = 600;
 
+/// How much of a body the signs look at. A check's or a CDN's page is small (the known ones
+/// are well under 64 KiB); a megabyte of page is content, and scanning it all would cost a
+/// fetch more than its conversion.
+const SCANNED_BYTES: usize = 256 * 1024;
+
+/// The start of the body, ASCII lower-cased: every marker below is ASCII.
+pub(crate) fn scanned(html: &str) -> String {
+    let mut end = html.len().min(SCANNED_BYTES);
+    while !html.is_char_boundary(end) {
+        end -= 1;
+    }
+    html[..end].to_ascii_lowercase()
+}
+
 /// Selected response headers, names lower case.
 pub type Headers<'a> = [(&'a str, &'a str)];
 

@@ -31,22 +31,19 @@ pub fn decode(hex: &str) -> Option<String> {
     Some(address)
 }
 
-pub(crate) fn uncloak(root: &Handle) {
-    for node in dom::descendants(root) {
-        if let Some(hex) = dom::attr(&node, "data-cfemail") {
-            if let Some(address) = decode(&hex) {
-                dom::replace(&node, dom::text_node(&address));
-            }
-            continue;
-        }
-        if dom::is(&node, "a") {
-            if let Some(href) = dom::attr(&node, "href") {
-                if let Some(at) = href.find(LINK_MARKER) {
-                    if let Some(address) = decode(&href[at + LINK_MARKER.len()..]) {
-                        dom::set_attr(&node, "href", &format!("mailto:{address}"));
-                    }
-                }
-            }
+/// Uncloaks one element: `true` where it was replaced by the address it hid.
+pub(crate) fn uncloak(node: &Handle) -> bool {
+    if let Some(address) = dom::with_attr(node, "data-cfemail", decode).flatten() {
+        dom::replace(node, dom::text_node(&address));
+        return true;
+    }
+    if dom::is(node, "a") {
+        let address = dom::with_attr(node, "href", |href| {
+            href.find(LINK_MARKER).and_then(|at| decode(&href[at + LINK_MARKER.len()..]))
+        });
+        if let Some(address) = address.flatten() {
+            dom::set_attr(node, "href", &format!("mailto:{address}"));
         }
     }
+    false
 }

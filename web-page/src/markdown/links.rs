@@ -9,39 +9,36 @@ use crate::dom;
 
 /// The base every relative address is read against: the page's `<base href>` where it names
 /// an http(s) address, else the address the page was served from.
-pub(crate) fn base_of(root: &Handle, page: &Url) -> Url {
-    dom::descendants(root)
-        .iter()
-        .find(|n| dom::is(n, "base") && dom::has_attr(n, "href"))
-        .and_then(|n| dom::attr(n, "href"))
-        .and_then(|href| page.join(href.trim()).ok())
+pub(crate) fn base_of(base_element: &Handle, page: &Url) -> Option<Url> {
+    dom::with_attr(base_element, "href", |href| page.join(href.trim()).ok())
+        .flatten()
         .filter(|base| matches!(base.scheme(), "http" | "https"))
-        .unwrap_or_else(|| page.clone())
 }
 
-pub(crate) fn resolve(root: &Handle, base: &Url) {
-    for node in dom::descendants(root) {
-        match dom::tag(&node) {
-            Some("a" | "area") => {
-                let Some(href) = dom::attr(&node, "href") else {
-                    continue;
-                };
-                match base.join(href.trim()) {
-                    // A script link leads nowhere a reader without script can follow.
-                    Ok(target) if target.scheme() == "javascript" => dom::remove_attr(&node, "href"),
-                    Ok(target) => dom::set_attr(&node, "href", target.as_str()),
-                    Err(_) => {}
-                }
+/// Makes one link absolute; `true` where an image was replaced by its alt text or dropped.
+pub(crate) fn resolve(node: &Handle, tag: &str, base: &Url) -> bool {
+    match tag {
+        "a" | "area" => {
+            let Some(target) = dom::with_attr(node, "href", |href| base.join(href.trim()).ok()).flatten() else {
+                return false;
+            };
+            if target.scheme() == "javascript" {
+                // A script link leads nowhere a reader without script can follow.
+                dom::remove_attr(node, "href");
+            } else {
+                dom::set_attr(node, "href", target.as_str());
             }
-            Some("img") => {
-                let alt = dom::attr(&node, "alt").map(|a| a.trim().to_owned()).unwrap_or_default();
-                if alt.is_empty() {
-                    dom::detach(&node);
-                } else {
-                    dom::replace(&node, dom::text_node(&alt));
-                }
-            }
-            _ => {}
+            false
         }
+        "img" => {
+            let alt = dom::with_attr(node, "alt", |a| a.trim().to_owned()).unwrap_or_default();
+            if alt.is_empty() {
+                dom::detach(node);
+            } else {
+                dom::replace(node, dom::text_node(&alt));
+            }
+            true
+        }
+        _ => false,
     }
 }

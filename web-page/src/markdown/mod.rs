@@ -4,6 +4,7 @@
 
 mod cfemail;
 mod links;
+mod prepare;
 mod prune;
 mod select;
 
@@ -40,6 +41,8 @@ pub struct PageText {
     pub extent: Extent,
     /// Characters of markdown the extent left out; `wholePage` reads them.
     pub left_out_chars: usize,
+    /// Letters and digits in what was read.
+    pub read_readable_chars: usize,
     /// Letters and digits in everything read and left out: zero means nothing readable.
     pub readable_chars: usize,
     /// How many `<script>` elements the page carries.
@@ -57,18 +60,11 @@ pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
         Ok(root) => root,
         Err(_) => dom::text_node(""),
     };
-    let title = dom::descendants(&root)
-        .iter()
-        .find(|n| dom::is(n, "title"))
-        .map(|t| collapse_whitespace(&dom::text_content(t)))
-        .filter(|t| !t.is_empty());
-    let base = links::base_of(&root, page);
-    let pruned = prune::prune(&root);
-    cfemail::uncloak(&root);
-    links::resolve(&root, &base);
-    let split = extent::split(&root, whole_page);
+    let prepared = prepare::prepare(&root, page);
+    let split = extent::split(&root, &prepared.mains, whole_page);
     let markdown = tidy(&CONVERTER.tree_to_markdown(&split.kept));
-    let mut readable_chars = readable(&markdown);
+    let read_readable = readable(&markdown);
+    let mut readable_chars = read_readable;
     let mut left_out_chars = 0;
     for part in &split.left_out {
         let text = tidy(&CONVERTER.tree_to_markdown(part));
@@ -80,13 +76,14 @@ pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
         }
     }
     PageText {
-        title,
+        title: prepared.title,
         markdown,
         extent: split.extent,
         left_out_chars,
+        read_readable_chars: read_readable,
         readable_chars,
-        scripts: pruned.scripts,
-        asks_for_javascript: pruned.asks_for_javascript,
+        scripts: prepared.scripts,
+        asks_for_javascript: prepared.asks_for_javascript,
     }
 }
 
