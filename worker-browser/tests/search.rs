@@ -242,11 +242,18 @@ async fn no_hits_are_said_plainly_on_both_wires() {
         .await
         .expect("an answer");
     assert!(none.is_empty());
-    let text = match search::outcome(Provider::Brave, "xyzzy plugh", &Ok(none)) {
-        Outcome::Success(success) => success.text,
+    let success = match search::outcome(Provider::Brave, "xyzzy plugh", &Ok(none)) {
+        Outcome::Success(success) => success,
         other => panic!("expected a success, got {other:?}"),
     };
-    assert_eq!(text, "Brave Search found no results for \"xyzzy plugh\".");
+    assert_eq!(
+        success.text,
+        "Brave Search found no results for \"xyzzy plugh\"."
+    );
+    assert_eq!(
+        success.replay_line.as_deref(),
+        Some("[searched Brave Search for \"xyzzy plugh\": 0 results]")
+    );
 
     let none = search::search(&client(), &searxng(&running), "xyzzy plugh", 10)
         .await
@@ -288,13 +295,13 @@ async fn brave_throttling_is_a_result_naming_the_wait_of_the_exhausted_limit() {
     assert_eq!(
         refusal_text(&per_second),
         "web::search was refused: Brave Search is throttling this deployment's searches \
-         (429 Too Many Requests); it may be searched again in 1 second."
+         (429 Too Many Requests); searching may resume in 1 second."
     );
 
     let per_month = search::search(&client(), &settings, "busy", 10)
         .await
         .expect_err("throttled");
-    assert!(refusal_text(&per_month).contains("in 1419704 seconds"));
+    assert!(refusal_text(&per_month).ends_with("searching may resume in about 17 days."));
 
     // Throttling passes; the next search answers.
     let hits = search::search(&client(), &settings, "busy", 10)
@@ -325,7 +332,7 @@ async fn searxng_throttling_reads_retry_after_or_says_it_gave_none() {
     let with = search::search(&client(), &settings, "busy", 10)
         .await
         .expect_err("throttled");
-    assert!(refusal_text(&with).ends_with("it may be searched again in 30 seconds."));
+    assert!(refusal_text(&with).ends_with("searching may resume in 30 seconds."));
     let without = search::search(&client(), &settings, "busy", 10)
         .await
         .expect_err("throttled");
@@ -498,4 +505,52 @@ async fn a_malformed_answer_ends_the_turn_naming_the_provider() {
         failure_text(&nourl),
         "SearXNG's answer is not a search response: result 1 has no `url`"
     );
+}
+
+#[tokio::test]
+async fn a_call_goes_from_settings_and_arguments_to_its_outcome() {
+    let running = sim(brave_config()).await;
+    running
+        .sim
+        .script("rust async", vec![Scripted::Results { hits: three_hits() }]);
+    let web = json!({"search": {
+        "provider": "brave",
+        "api_key": {"value": BRAVE_KEY},
+        "base_url": running.brave_endpoint(),
+    }});
+
+    let called = search::call(&client(), &web, r#"{"query": "rust async", "count": 2}"#).await;
+    let Outcome::Success(success) = called.outcome else {
+        panic!("expected a success, got {:?}", called.outcome);
+    };
+    assert!(
+        success
+            .text
+            .starts_with("Brave Search: 2 results for \"rust async\"")
+    );
+    assert_eq!(called.summary, "\"rust async\": 2 results");
+    assert_eq!(running.sim.requests()[0].param("count"), Some("2"));
+
+    let called = search::call(&client(), &web, r#"{"query": "q", "api_key": "mine"}"#).await;
+    assert!(matches!(called.outcome, Outcome::InvalidArguments(_)));
+
+    let called = search::call(&client(), &json!({}), r#"{"query": "q"}"#).await;
+    assert!(matches!(called.outcome, Outcome::Failure(_)));
+
+    let called = search::call(
+        &client(),
+        &json!({"search": {"provider": "searxng"}}),
+        r#"{"query": "q"}"#,
+    )
+    .await;
+    let Outcome::Failure(failure) = called.outcome else {
+        panic!("expected a failure");
+    };
+    assert!(
+        failure.message.contains("give no `base_url`"),
+        "{}",
+        failure.message
+    );
+    // Nothing reached a provider but the one search.
+    assert_eq!(running.sim.requests().len(), 1);
 }

@@ -89,7 +89,10 @@ async fn scripted_over_http_it_answers_in_brave_s_shape_and_records_the_request(
     let requests = requests.as_array().expect("a list");
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["wire"], "brave");
-    assert_eq!(requests[0]["params"], json!([["q", "rust"], ["count", "3"]]));
+    assert_eq!(
+        requests[0]["params"],
+        json!([["q", "rust"], ["count", "3"]])
+    );
 }
 
 #[tokio::test]

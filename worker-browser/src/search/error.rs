@@ -67,12 +67,22 @@ pub enum SearchError {
 
 fn retry_text(retry_after: Option<Duration>) -> String {
     match retry_after {
-        Some(after) => {
-            let secs = after.as_secs().max(1);
-            let unit = if secs == 1 { "second" } else { "seconds" };
-            format!("; it may be searched again in {secs} {unit}")
-        }
+        Some(after) => format!("; searching may resume in {}", wait(after)),
         None => "; it did not say when searching may resume".into(),
+    }
+}
+
+/// A wait as a person says it: seconds up to two minutes, then the unit
+/// that keeps the number small (Brave's monthly quota resets in weeks).
+fn wait(after: Duration) -> String {
+    let secs = after.as_secs().max(1);
+    let about = |n: u64, unit: &str| format!("about {n} {unit}{}", if n == 1 { "" } else { "s" });
+    match secs {
+        1 => "1 second".into(),
+        2..120 => format!("{secs} seconds"),
+        120..7_200 => about(secs.div_ceil(60), "minute"),
+        7_200..172_800 => about(secs.div_ceil(3_600), "hour"),
+        _ => about(secs.div_ceil(86_400), "day"),
     }
 }
 
@@ -128,5 +138,23 @@ impl SettingsError {
         tool_result::Outcome::Failure(Failure {
             message: self.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_said_in_the_unit_that_keeps_it_small() {
+        let said = |secs| wait(Duration::from_secs(secs));
+        assert_eq!(said(0), "1 second");
+        assert_eq!(said(1), "1 second");
+        assert_eq!(said(30), "30 seconds");
+        assert_eq!(said(119), "119 seconds");
+        assert_eq!(said(120), "about 2 minutes");
+        assert_eq!(said(3_599), "about 60 minutes");
+        assert_eq!(said(7_200), "about 2 hours");
+        assert_eq!(said(1_419_704), "about 17 days");
     }
 }

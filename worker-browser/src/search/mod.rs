@@ -10,6 +10,7 @@
 
 mod arguments;
 mod brave;
+mod call;
 mod error;
 mod exchange;
 mod hit;
@@ -20,6 +21,7 @@ mod secret;
 mod settings;
 
 pub use arguments::{ArgumentsError, DEFAULT_COUNT, MAX_COUNT, SearchArguments};
+pub use call::{Called, call};
 pub use error::SearchError;
 pub use exchange::BODY_LIMIT;
 pub use hit::{Hit, SNIPPET_LIMIT};

@@ -45,6 +45,14 @@ pub fn outcome(
     match result {
         Ok(hits) => tool_result::Outcome::Success(Success {
             text: render(provider, query, hits),
+            // Later turns see the search, not its hits; they can search
+            // again (§3.8).
+            replay_line: Some(format!(
+                "[searched {provider} for \"{}\": {} {}]",
+                super::markup::bounded(query, 100),
+                hits.len(),
+                if hits.len() == 1 { "result" } else { "results" }
+            )),
             ..Success::default()
         }),
         Err(error) => error.outcome(),
