@@ -30,7 +30,7 @@ pub fn request(
         .append_pair("count", &count.to_string());
     let mut request = client.get(url).header(ACCEPT, "application/json");
     if let Some(key) = &settings.key {
-        request = request.header("X-Subscription-Token", key.expose());
+        request = request.header("X-Subscription-Token", key.header(""));
     }
     request
 }

@@ -24,7 +24,7 @@ pub fn request(
         .append_pair("format", "json");
     let mut request = client.get(url).header(ACCEPT, "application/json");
     if let Some(key) = &settings.key {
-        request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
+        request = request.header(AUTHORIZATION, key.header("Bearer "));
     }
     request
 }

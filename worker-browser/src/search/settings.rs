@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use reqwest::header::HeaderValue;
 use serde::Deserialize;
 use url::Url;
 
@@ -41,6 +42,20 @@ impl ApiKey {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// The key as a header value, marked sensitive so no client log or
+    /// `Debug` shows it; `prefix` is the scheme SearXNG's proxy expects.
+    pub fn header(&self, prefix: &str) -> HeaderValue {
+        match HeaderValue::from_str(&format!("{prefix}{}", self.0)) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                value
+            }
+            // Unreachable: a key is admitted only as non-empty visible
+            // ASCII, which any header value can carry.
+            Err(_) => HeaderValue::from_static(""),
+        }
+    }
 }
 
 impl fmt::Debug for ApiKey {
@@ -74,6 +89,10 @@ pub enum SettingsError {
     BaseUrl { url: String, reason: String },
     #[error("the search provider's key cannot be read: {0}")]
     Key(#[from] KeyError),
+    #[error(
+        "the search provider's key holds characters an HTTP header cannot carry (spaces or non-ASCII)"
+    )]
+    KeyNotHeaderText,
 }
 
 /// The `search` object as the daemon's schema admits it.
@@ -99,7 +118,13 @@ impl SearchSettings {
         let raw: RawSearch =
             serde_json::from_value(search.clone()).map_err(SettingsError::Shape)?;
         let key = match &raw.api_key {
-            Some(source) => Some(ApiKey(source.reveal()?)),
+            Some(source) => {
+                let key = source.reveal()?;
+                if !key.chars().all(|c| c.is_ascii_graphic()) {
+                    return Err(SettingsError::KeyNotHeaderText);
+                }
+                Some(ApiKey(key))
+            }
             None => None,
         };
         let endpoint = match raw.provider {
@@ -181,6 +206,16 @@ mod tests {
             read(json!({"search": {"provider": "brave"}})),
             Err(SettingsError::KeyRequired)
         ));
+        assert!(matches!(
+            read(json!({"search": {"provider": "brave", "api_key": {"value": "two words"}}})),
+            Err(SettingsError::KeyNotHeaderText)
+        ));
+        let header = settings.key.as_ref().map(|k| k.header("Bearer "));
+        assert_eq!(
+            header.as_ref().map(|h| h.as_bytes()),
+            Some(&b"Bearer k"[..])
+        );
+        assert!(header.is_some_and(|h| h.is_sensitive()));
     }
 
     #[test]
