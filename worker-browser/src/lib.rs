@@ -3,3 +3,4 @@
 //! Chromium make, held to the deployment's address policy (§3.4).
 
 pub mod proxy;
+pub mod search;
