@@ -75,7 +75,10 @@ fn time(html: &str, url: &Url, reading: &Reading) -> (Duration, Duration) {
         let started = Instant::now();
         let fetched = classify(&response, reading);
         samples.push(started.elapsed());
-        assert!(matches!(fetched, Fetched::Page(_)), "the generated page reads as a page");
+        assert!(
+            matches!(fetched, Fetched::Page(_)),
+            "the generated page reads as a page"
+        );
         black_box(fetched);
     }
     let worst = samples.iter().max().copied().unwrap_or_default();
@@ -88,12 +91,32 @@ fn main() {
     println!("page: {} bytes of HTML", html.len());
     let readings = [
         ("main content, first window", Reading::default()),
-        ("whole page, first window", Reading { whole_page: true, ..Reading::default() }),
-        ("main content, find 3 phrases", Reading { find: vec!["meeting 977".into(), "ferry".into(), "no such phrase".into()], ..Reading::default() }),
+        (
+            "whole page, first window",
+            Reading {
+                whole_page: true,
+                ..Reading::default()
+            },
+        ),
+        (
+            "main content, find 3 phrases",
+            Reading {
+                find: vec![
+                    "meeting 977".into(),
+                    "ferry".into(),
+                    "no such phrase".into(),
+                ],
+                ..Reading::default()
+            },
+        ),
     ];
     for (name, reading) in &readings {
         let (median, worst) = time(&html, &url, reading);
-        println!("{name:32} median {:7.2} ms   worst {:7.2} ms   ({RUNS} runs)", ms(median), ms(worst));
+        println!(
+            "{name:32} median {:7.2} ms   worst {:7.2} ms   ({RUNS} runs)",
+            ms(median),
+            ms(worst)
+        );
     }
     floor(&html);
 }
@@ -101,11 +124,15 @@ fn main() {
 /// The same page through the parser and the converter alone, with none of this crate's work:
 /// what any reading built on htmd costs.
 fn floor(html: &str) {
-    let converter = htmd::HtmlToMarkdown::builder().scripting_enabled(false).build();
+    let converter = htmd::HtmlToMarkdown::builder()
+        .scripting_enabled(false)
+        .build();
     let (mut parse, mut convert, mut drop_tree) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..WARMUP + RUNS {
         let started = Instant::now();
-        let tree = converter.html_to_tree(html).expect("an in-memory parse does not fail");
+        let tree = converter
+            .html_to_tree(html)
+            .expect("an in-memory parse does not fail");
         let parsed = started.elapsed();
         black_box(converter.tree_to_markdown(&tree));
         let converted = started.elapsed();

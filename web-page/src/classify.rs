@@ -63,13 +63,19 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// The page yields nothing without JavaScript.
-    NeedsScript { scripts: usize, asks_for_javascript: bool },
+    NeedsScript {
+        scripts: usize,
+        asks_for_javascript: bool,
+    },
     /// A 401, 403 or 429 over HTML, whatever it says.
     StatusRefused { title: Option<String> },
     /// A 503 on a CDN's own refusal page.
     CdnRefused { cdn: &'static str },
     /// A bot check in the page's place, at any status.
-    BotCheck { check: BotCheck, title: Option<String> },
+    BotCheck {
+        check: BotCheck,
+        title: Option<String>,
+    },
 }
 
 /// What a fetch came to.
@@ -77,14 +83,28 @@ pub enum Refusal {
 pub enum Fetched {
     Page(Page),
     /// A success with an empty body.
-    Empty { served: Served },
+    Empty {
+        served: Served,
+    },
     /// An error status over nothing readable.
-    Status { served: Served },
+    Status {
+        served: Served,
+    },
     /// A PDF, for the PDF route to read.
-    Pdf { served: Served, bytes: Vec<u8> },
+    Pdf {
+        served: Served,
+        bytes: Vec<u8>,
+    },
     /// A type nothing here reads.
-    NotRead { served: Served, content_type: Option<String>, bytes: usize },
-    Refused { served: Served, refusal: Refusal },
+    NotRead {
+        served: Served,
+        content_type: Option<String>,
+        bytes: usize,
+    },
+    Refused {
+        served: Served,
+        refusal: Refusal,
+    },
 }
 
 impl Fetched {
@@ -114,10 +134,17 @@ pub fn classify(response: &Response<'_>, reading: &Reading) -> Fetched {
     let content_type = response.content_type.and_then(ContentType::parse);
     let body = response.body;
     if body.iter().all(u8::is_ascii_whitespace) {
-        return if success(response.status) { Fetched::Empty { served } } else { Fetched::Status { served } };
+        return if success(response.status) {
+            Fetched::Empty { served }
+        } else {
+            Fetched::Status { served }
+        };
     }
     match media::kind(content_type.as_ref(), body) {
-        BodyKind::Pdf => Fetched::Pdf { served, bytes: body.to_vec() },
+        BodyKind::Pdf => Fetched::Pdf {
+            served,
+            bytes: body.to_vec(),
+        },
         BodyKind::Binary => Fetched::NotRead {
             served,
             content_type: content_type.map(|c| c.essence),
@@ -127,7 +154,12 @@ pub fn classify(response: &Response<'_>, reading: &Reading) -> Fetched {
             let text = media::decode(body, content_type.as_ref(), false);
             let view = view(&text, reading);
             let content_type = content_type.map_or_else(|| "text/plain".to_owned(), |c| c.essence);
-            Fetched::Page(Page { served, source: Source::Text { content_type }, text, view })
+            Fetched::Page(Page {
+                served,
+                source: Source::Text { content_type },
+                text,
+                view,
+            })
         }
         BodyKind::Html => {
             let html = media::decode(body, content_type.as_ref(), true);
@@ -146,16 +178,27 @@ fn html_outcome(
 ) -> Fetched {
     let lower = signs::scanned(html);
     let status = served.status;
-    if let Some(check) = signs::bot_check(&lower, page.title.as_deref(), headers, page.readable_chars) {
-        let refusal = Refusal::BotCheck { check, title: page.title };
+    if let Some(check) =
+        signs::bot_check(&lower, page.title.as_deref(), headers, page.readable_chars)
+    {
+        let refusal = Refusal::BotCheck {
+            check,
+            title: page.title,
+        };
         return Fetched::Refused { served, refusal };
     }
     if matches!(status, 401 | 403 | 429) {
-        return Fetched::Refused { served, refusal: Refusal::StatusRefused { title: page.title } };
+        return Fetched::Refused {
+            served,
+            refusal: Refusal::StatusRefused { title: page.title },
+        };
     }
     if status == 503 {
         if let Some(cdn) = signs::cdn_refusal_page(&lower, headers) {
-            return Fetched::Refused { served, refusal: Refusal::CdnRefused { cdn } };
+            return Fetched::Refused {
+                served,
+                refusal: Refusal::CdnRefused { cdn },
+            };
         }
     }
     let read_readable = page.read_readable_chars;
@@ -165,12 +208,22 @@ fn html_outcome(
     let shell = (page.scripts > 0 && read_readable == 0)
         || (page.asks_for_javascript && read_readable < SCRIPT_SHELL_READABLE_MAX);
     if success(status) && shell {
-        let refusal =
-            Refusal::NeedsScript { scripts: page.scripts, asks_for_javascript: page.asks_for_javascript };
+        let refusal = Refusal::NeedsScript {
+            scripts: page.scripts,
+            asks_for_javascript: page.asks_for_javascript,
+        };
         return Fetched::Refused { served, refusal };
     }
     let view = view(&page.markdown, reading);
-    let source =
-        Source::Html { title: page.title, extent: page.extent, left_out_chars: page.left_out_chars };
-    Fetched::Page(Page { served, source, text: page.markdown, view })
+    let source = Source::Html {
+        title: page.title,
+        extent: page.extent,
+        left_out_chars: page.left_out_chars,
+    };
+    Fetched::Page(Page {
+        served,
+        source,
+        text: page.markdown,
+        view,
+    })
 }

@@ -23,9 +23,11 @@ pub(crate) fn is(node: &Node, wanted: &str) -> bool {
 /// Reads an attribute's value in place, if the element carries it.
 pub(crate) fn with_attr<R>(node: &Node, wanted: &str, read: impl FnOnce(&str) -> R) -> Option<R> {
     match &node.data {
-        NodeData::Element { attrs, .. } => {
-            attrs.borrow().iter().find(|a| &*a.name.local == wanted).map(|a| read(&a.value))
-        }
+        NodeData::Element { attrs, .. } => attrs
+            .borrow()
+            .iter()
+            .find(|a| &*a.name.local == wanted)
+            .map(|a| read(&a.value)),
         _ => None,
     }
 }

@@ -28,8 +28,7 @@ pub(crate) struct Split {
 
 /// ARIA's first recognised role token; a role list falls back left to right.
 fn role(node: &Handle) -> Option<String> {
-    dom::attr(node, "role")
-        .and_then(|r| r.split_whitespace().next().map(str::to_ascii_lowercase))
+    dom::attr(node, "role").and_then(|r| r.split_whitespace().next().map(str::to_ascii_lowercase))
 }
 
 fn is_navigation(node: &Handle) -> bool {
@@ -49,20 +48,30 @@ fn is_page_banner_or_footer(node: &Handle, scoped: bool) -> bool {
 
 /// An element that scopes the `header`s and `footer`s inside it to itself.
 fn scopes(node: &Handle) -> bool {
-    matches!(dom::tag(node), Some("article" | "aside" | "main" | "nav" | "section"))
-        || matches!(
-            role(node).as_deref(),
-            Some("article" | "complementary" | "main" | "navigation" | "region")
-        )
+    matches!(
+        dom::tag(node),
+        Some("article" | "aside" | "main" | "nav" | "section")
+    ) || matches!(
+        role(node).as_deref(),
+        Some("article" | "complementary" | "main" | "navigation" | "region")
+    )
 }
 
 /// Splits the page; `mains` are the main landmarks the page still marks.
 pub(crate) fn split(root: &Handle, mains: &[Handle], whole_page: bool) -> Split {
     if whole_page {
-        return Split { kept: root.clone(), left_out: Vec::new(), extent: Extent::WholePage };
+        return Split {
+            kept: root.clone(),
+            left_out: Vec::new(),
+            extent: Extent::WholePage,
+        };
     }
     if let [main] = mains {
-        return Split { kept: main.clone(), left_out: outside(main), extent: Extent::MainLandmark };
+        return Split {
+            kept: main.clone(),
+            left_out: outside(main),
+            extent: Extent::MainLandmark,
+        };
     }
     let mut left_out: Vec<Handle> = Vec::new();
     let mut stack = vec![(root.clone(), false)];
@@ -72,12 +81,22 @@ pub(crate) fn split(root: &Handle, mains: &[Handle], whole_page: bool) -> Split 
             continue;
         }
         let scoped = scoped || scopes(&node);
-        stack.extend(node.children.borrow().iter().rev().map(|c| (c.clone(), scoped)));
+        stack.extend(
+            node.children
+                .borrow()
+                .iter()
+                .rev()
+                .map(|c| (c.clone(), scoped)),
+        );
     }
     for gone in &left_out {
         dom::detach(gone);
     }
-    Split { kept: root.clone(), left_out, extent: Extent::LessNavigation }
+    Split {
+        kept: root.clone(),
+        left_out,
+        extent: Extent::LessNavigation,
+    }
 }
 
 /// Everything of the document but `node` and its subtree: the siblings along its path up.
@@ -85,7 +104,13 @@ fn outside(node: &Handle) -> Vec<Handle> {
     let mut out = Vec::new();
     let mut current = node.clone();
     while let Some(up) = dom::parent(&current) {
-        out.extend(up.children.borrow().iter().filter(|c| !Rc::ptr_eq(c, &current)).cloned());
+        out.extend(
+            up.children
+                .borrow()
+                .iter()
+                .filter(|c| !Rc::ptr_eq(c, &current))
+                .cloned(),
+        );
         current = up;
     }
     out

@@ -80,19 +80,38 @@ pub fn find(text: &str, phrases: &[String]) -> Found {
             continue;
         }
         let needle: String = phrase.chars().map(fold).collect();
-        let bytes: Vec<usize> = folded.match_indices(&needle).map(|(byte, _)| byte).collect();
+        let bytes: Vec<usize> = folded
+            .match_indices(&needle)
+            .map(|(byte, _)| byte)
+            .collect();
         let offsets = char_offsets(text, &bytes);
         let needle_bytes = needle.len();
-        searched.push(Hits { hits: PhraseHits { phrase, offsets }, bytes, needle_bytes });
+        searched.push(Hits {
+            hits: PhraseHits { phrase, offsets },
+            bytes,
+            needle_bytes,
+        });
     }
     let total = text.chars().count();
     let spans = spans(text, &searched);
     let span_chars: usize = spans.iter().map(|s| s.end - s.start).sum();
     let phrases = searched.into_iter().map(|h| h.hits).collect();
     if !spans.is_empty() && span_chars >= total {
-        return Found { total, phrases, not_searched, spans: Vec::new(), whole: Some(text.to_owned()) };
+        return Found {
+            total,
+            phrases,
+            not_searched,
+            spans: Vec::new(),
+            whole: Some(text.to_owned()),
+        };
     }
-    Found { total, phrases, not_searched, spans, whole: None }
+    Found {
+        total,
+        phrases,
+        not_searched,
+        spans,
+        whole: None,
+    }
 }
 
 /// One phrase's hits with their byte positions, which the spans are cut by.
@@ -116,12 +135,19 @@ fn char_offsets(text: &str, bytes: &[usize]) -> Vec<usize> {
 
 /// The byte `n` characters before `byte`, or the start.
 fn back(text: &str, byte: usize, n: usize) -> usize {
-    text[..byte].char_indices().rev().nth(n.saturating_sub(1)).map_or(0, |(b, _)| b)
+    text[..byte]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(b, _)| b)
 }
 
 /// The byte `n` characters after `byte`, or the end.
 fn ahead(text: &str, byte: usize, n: usize) -> usize {
-    text[byte..].char_indices().nth(n).map_or(text.len(), |(b, _)| byte + b)
+    text[byte..]
+        .char_indices()
+        .nth(n)
+        .map_or(text.len(), |(b, _)| byte + b)
 }
 
 /// The shown hits' spans, overlapping ones merged so shared text is shown once.
@@ -130,7 +156,13 @@ fn spans(text: &str, phrases: &[Hits]) -> Vec<Span> {
     let mut hits: Vec<(usize, usize, usize, usize, usize, usize)> = Vec::new();
     for (index, phrase) in phrases.iter().enumerate() {
         let len = phrase.hits.phrase.chars().count();
-        for (&at, &byte) in phrase.hits.offsets.iter().zip(&phrase.bytes).take(FIND_HITS_SHOWN) {
+        for (&at, &byte) in phrase
+            .hits
+            .offsets
+            .iter()
+            .zip(&phrase.bytes)
+            .take(FIND_HITS_SHOWN)
+        {
             let start_byte = back(text, byte, FIND_CONTEXT_CHARS);
             let start = at - text[start_byte..byte].chars().count();
             let hit_end_byte = byte + phrase.needle_bytes;

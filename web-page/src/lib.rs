@@ -21,7 +21,9 @@ mod window;
 pub use certificates::{CertificateProblem, DiagnosingVerifier, OtherProblem, Route};
 pub use classify::{Fetched, Page, Refusal, Response, Served, Source, classify};
 pub use extent::Extent;
-pub use find::{FIND_CONTEXT_CHARS, FIND_HITS_SHOWN, FIND_PHRASES_MAX, Found, PhraseHits, Span, find};
+pub use find::{
+    FIND_CONTEXT_CHARS, FIND_HITS_SHOWN, FIND_PHRASES_MAX, Found, PhraseHits, Span, find,
+};
 pub use held::{Holds, NAVIGATE};
 pub use markdown::{PageText, SELECT_OPTIONS_SHOWN, decode_cloudflare_email, read_html};
 pub use media::{BodyKind, ContentType};

@@ -38,11 +38,25 @@ impl ContentType {
 }
 
 const TEXTUAL_APPLICATION_TYPES: &[&str] = &[
-    "application/json", "application/xml", "application/javascript", "application/ecmascript",
-    "application/x-javascript", "application/x-ndjson", "application/ndjson", "application/yaml",
-    "application/x-yaml", "application/toml", "application/csv", "application/sql",
-    "application/graphql", "application/x-sh", "application/x-httpd-php", "application/rtf",
-    "application/x-www-form-urlencoded", "application/jsonl", "application/x-tex",
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/ecmascript",
+    "application/x-javascript",
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/yaml",
+    "application/x-yaml",
+    "application/toml",
+    "application/csv",
+    "application/sql",
+    "application/graphql",
+    "application/x-sh",
+    "application/x-httpd-php",
+    "application/rtf",
+    "application/x-www-form-urlencoded",
+    "application/jsonl",
+    "application/x-tex",
 ];
 
 pub fn kind(content_type: Option<&ContentType>, body: &[u8]) -> BodyKind {
@@ -68,8 +82,14 @@ pub fn kind(content_type: Option<&ContentType>, body: &[u8]) -> BodyKind {
 /// without control bytes, else unread.
 fn sniff(body: &[u8]) -> BodyKind {
     let head = &body[..body.len().min(512)];
-    let head = String::from_utf8_lossy(head).trim_start_matches('\u{feff}').trim_start().to_ascii_lowercase();
-    if ["<!doctype html", "<html", "<head", "<body"].iter().any(|o| head.starts_with(o)) {
+    let head = String::from_utf8_lossy(head)
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .to_ascii_lowercase();
+    if ["<!doctype html", "<html", "<head", "<body"]
+        .iter()
+        .any(|o| head.starts_with(o))
+    {
         return BodyKind::Html;
     }
     match std::str::from_utf8(body) {
@@ -105,5 +125,11 @@ fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
         .collect();
     let encoding = Encoding::for_label(label.as_bytes())?;
     // A page that says UTF-16 in an ASCII-compatible prescan is UTF-8 (HTML's prescan rule).
-    Some(if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE { UTF_8 } else { encoding })
+    Some(
+        if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+            UTF_8
+        } else {
+            encoding
+        },
+    )
 }

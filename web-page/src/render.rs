@@ -62,7 +62,11 @@ fn no_page_here(status: u16) -> Option<&'static str> {
 }
 
 fn navigate_step(holds: &dyn Holds, why: &str) -> String {
-    if holds.holds(NAVIGATE) { format!(" {NAVIGATE} {why}") } else { String::new() }
+    if holds.holds(NAVIGATE) {
+        format!(" {NAVIGATE} {why}")
+    } else {
+        String::new()
+    }
 }
 
 impl Fetched {
@@ -71,7 +75,10 @@ impl Fetched {
         match self {
             Fetched::Page(page) => render_page(page),
             Fetched::Empty { served } => {
-                format!("{}\nThe body is empty: the site served nothing at this address.", served_lines(served))
+                format!(
+                    "{}\nThe body is empty: the site served nothing at this address.",
+                    served_lines(served)
+                )
             }
             Fetched::Status { served } => {
                 let mut out = served_lines(served);
@@ -86,11 +93,17 @@ impl Fetched {
                 served_lines(served),
                 thousands(bytes.len())
             ),
-            Fetched::NotRead { served, content_type, bytes } => format!(
+            Fetched::NotRead {
+                served,
+                content_type,
+                bytes,
+            } => format!(
                 "{}\nIt is {} ({} bytes), which web::fetch does not read: it reads web pages, text \
                  and PDFs.",
                 served_lines(served),
-                content_type.as_deref().unwrap_or("binary data of no declared type"),
+                content_type
+                    .as_deref()
+                    .unwrap_or("binary data of no declared type"),
                 thousands(*bytes)
             ),
             Fetched::Refused { served, refusal } => render_refusal(served, refusal, holds),
@@ -112,7 +125,10 @@ fn render_refusal(served: &Served, refusal: &Refusal, holds: &dyn Holds) -> Stri
     let mut out = served_lines(served);
     out.push('\n');
     match refusal {
-        Refusal::NeedsScript { scripts, asks_for_javascript } => {
+        Refusal::NeedsScript {
+            scripts,
+            asks_for_javascript,
+        } => {
             out.push_str("web::fetch refused it: the page yields nothing without JavaScript, ");
             if *asks_for_javascript {
                 out.push_str("and says so to a reader that runs none");
@@ -135,7 +151,10 @@ fn render_refusal(served: &Served, refusal: &Refusal, holds: &dyn Holds) -> Stri
                 status_line(served.status),
                 quoted_title(title)
             );
-            out.push_str(&navigate_step(holds, "opens it in a browser, which a site may serve where it refuses a plain request."));
+            out.push_str(&navigate_step(
+                holds,
+                "opens it in a browser, which a site may serve where it refuses a plain request.",
+            ));
         }
         Refusal::CdnRefused { cdn } => {
             let _ = write!(
@@ -144,7 +163,10 @@ fn render_refusal(served: &Served, refusal: &Refusal, holds: &dyn Holds) -> Stri
                  own refusal page rather than the page. What it served describes the refusal, not \
                  the page."
             );
-            out.push_str(&navigate_step(holds, "opens it in a browser, which a site may serve where it refuses a plain request."));
+            out.push_str(&navigate_step(
+                holds,
+                "opens it in a browser, which a site may serve where it refuses a plain request.",
+            ));
         }
         Refusal::BotCheck { check, title } => {
             let by = check.by.map(|b| format!(" by {b}")).unwrap_or_default();
@@ -154,7 +176,10 @@ fn render_refusal(served: &Served, refusal: &Refusal, holds: &dyn Holds) -> Stri
                  served is the check, not the page.",
                 quoted_title(title)
             );
-            out.push_str(&navigate_step(holds, "opens it in a browser, which such a check may let through."));
+            out.push_str(&navigate_step(
+                holds,
+                "opens it in a browser, which such a check may let through.",
+            ));
         }
     }
     out
@@ -166,13 +191,19 @@ fn render_page(page: &Page) -> String {
         let _ = write!(out, "\n{line}");
     }
     match &page.source {
-        Source::Html { title, extent, left_out_chars } => {
+        Source::Html {
+            title,
+            extent,
+            left_out_chars,
+        } => {
             if let Some(title) = title {
                 let _ = write!(out, "\nTitle: {title}");
             }
             match (extent, left_out_chars) {
                 (Extent::WholePage, _) => out.push_str("\nRead: the whole page."),
-                (Extent::MainLandmark, 0) => out.push_str("\nRead: the page's main landmark, which is all of it."),
+                (Extent::MainLandmark, 0) => {
+                    out.push_str("\nRead: the page's main landmark, which is all of it.")
+                }
                 (Extent::MainLandmark, n) => {
                     let _ = write!(
                         out,
@@ -181,7 +212,8 @@ fn render_page(page: &Page) -> String {
                         thousands(*n)
                     );
                 }
-                (Extent::LessNavigation, 0) => out.push_str("\nRead: the whole page (it marks no navigation, banner or footer)."),
+                (Extent::LessNavigation, 0) => out
+                    .push_str("\nRead: the whole page (it marks no navigation, banner or footer)."),
                 (Extent::LessNavigation, n) => {
                     let _ = write!(
                         out,
@@ -211,7 +243,12 @@ fn render_page(page: &Page) -> String {
 /// A window or a find, as a result shows it: the daemon renders a PDF's text with it too.
 pub fn render_view(view: &View, out: &mut String) {
     match view {
-        View::Window { offset, end, total, text } => {
+        View::Window {
+            offset,
+            end,
+            total,
+            text,
+        } => {
             if *offset >= *total {
                 let _ = write!(
                     out,
@@ -243,14 +280,24 @@ pub fn render_view(view: &View, out: &mut String) {
                 out.push_str("\n\n[End of the text.]");
             }
         }
-        View::Found { found, offset_ignored } => render_found(found, *offset_ignored, out),
+        View::Found {
+            found,
+            offset_ignored,
+        } => render_found(found, *offset_ignored, out),
     }
 }
 
 fn render_found(found: &Found, offset_ignored: Option<usize>, out: &mut String) {
-    let _ = write!(out, "Find searched all {} characters read", thousands(found.total));
+    let _ = write!(
+        out,
+        "Find searched all {} characters read",
+        thousands(found.total)
+    );
     if let Some(offset) = offset_ignored {
-        let _ = write!(out, "; a find searches the whole text, so offset {offset} was not used");
+        let _ = write!(
+            out,
+            "; a find searches the whole text, so offset {offset} was not used"
+        );
     }
     out.push('.');
     for hits in &found.phrases {
@@ -258,8 +305,12 @@ fn render_found(found: &Found, offset_ignored: Option<usize>, out: &mut String) 
         match hits.offsets.len() {
             0 => out.push_str("not found."),
             n => {
-                let shown: Vec<String> =
-                    hits.offsets.iter().take(FIND_HITS_SHOWN).map(|o| thousands(*o)).collect();
+                let shown: Vec<String> = hits
+                    .offsets
+                    .iter()
+                    .take(FIND_HITS_SHOWN)
+                    .map(|o| thousands(*o))
+                    .collect();
                 let _ = write!(
                     out,
                     "{} place{}, at {}",
@@ -280,7 +331,11 @@ fn render_found(found: &Found, offset_ignored: Option<usize>, out: &mut String) 
         }
     }
     if !found.not_searched.is_empty() {
-        let names: Vec<String> = found.not_searched.iter().map(|p| format!("\"{p}\"")).collect();
+        let names: Vec<String> = found
+            .not_searched
+            .iter()
+            .map(|p| format!("\"{p}\""))
+            .collect();
         let _ = write!(
             out,
             "\nNot searched, since a find takes at most {FIND_PHRASES_MAX} phrases: {}.",

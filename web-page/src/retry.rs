@@ -47,6 +47,8 @@ fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     // An HTTP date is the IMF-fixdate form of RFC 2822 (RFC 9110 §5.6.7).
-    let at = DateTime::parse_from_rfc2822(value).ok()?.with_timezone(&Utc);
+    let at = DateTime::parse_from_rfc2822(value)
+        .ok()?
+        .with_timezone(&Utc);
     Some((at - now).to_std().unwrap_or(Duration::ZERO))
 }

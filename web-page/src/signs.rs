@@ -23,22 +23,32 @@ pub(crate) fn scanned(html: &str) -> String {
 pub type Headers<'a> = [(&'a str, &'a str)];
 
 fn header<'a>(headers: &Headers<'a>, name: &str) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| *v)
 }
 
 /// Who stands in front of the site, as its response headers say.
 pub fn gatekeeper(headers: &Headers<'_>) -> Option<&'static str> {
-    let server = header(headers, "server").unwrap_or_default().to_ascii_lowercase();
+    let server = header(headers, "server")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let has = |name: &str| header(headers, name).is_some();
     if has("cf-ray") || has("cf-mitigated") || server.contains("cloudflare") {
         Some("Cloudflare")
     } else if server.contains("akamai") || has("akamai-grn") || has("x-akamai-transformed") {
         Some("Akamai")
-    } else if has("x-fastly-request-id") || header(headers, "x-served-by").is_some_and(|v| v.contains("cache-")) {
+    } else if has("x-fastly-request-id")
+        || header(headers, "x-served-by").is_some_and(|v| v.contains("cache-"))
+    {
         Some("Fastly")
     } else if has("x-datadome") || has("x-dd-b") {
         Some("DataDome")
-    } else if has("x-iinfo") || header(headers, "x-cdn").is_some_and(|v| v.contains("Imperva") || v.contains("Incapsula")) {
+    } else if has("x-iinfo")
+        || header(headers, "x-cdn")
+            .is_some_and(|v| v.contains("Imperva") || v.contains("Incapsula"))
+    {
         Some("Imperva")
     } else if has("x-amzn-waf-action") {
         Some("AWS WAF")
@@ -70,20 +80,39 @@ const CHECK_PAGE_MARKERS: &[(&str, &str)] = &[
 
 /// Titles a bot check's page carries.
 const CHECK_PAGE_TITLES: &[&str] = &[
-    "just a moment...", "just a moment…", "attention required! | cloudflare", "ddos-guard",
-    "vercel security checkpoint", "security check", "human verification", "are you a robot?",
-    "access to this page has been denied", "pardon our interruption", "bot verification",
-    "verifying your browser", "please verify you are a human",
+    "just a moment...",
+    "just a moment…",
+    "attention required! | cloudflare",
+    "ddos-guard",
+    "vercel security checkpoint",
+    "security check",
+    "human verification",
+    "are you a robot?",
+    "access to this page has been denied",
+    "pardon our interruption",
+    "bot verification",
+    "verifying your browser",
+    "please verify you are a human",
 ];
 
 /// What a check's page says to its reader. A captcha widget alone is not one: a login form
 /// carries the same widget; a page that is short and says one of these is the check.
 const CHECK_PHRASES: &[&str] = &[
-    "verify you are human", "verify that you are human", "verifying you are human",
-    "are you a robot", "not a robot", "unusual traffic", "checking your browser",
-    "checking if the site connection is secure", "press & hold", "press and hold",
-    "enable javascript and cookies to continue", "complete the security check",
-    "prove you are human", "automated access", "suspected bot",
+    "verify you are human",
+    "verify that you are human",
+    "verifying you are human",
+    "are you a robot",
+    "not a robot",
+    "unusual traffic",
+    "checking your browser",
+    "checking if the site connection is secure",
+    "press & hold",
+    "press and hold",
+    "enable javascript and cookies to continue",
+    "complete the security check",
+    "prove you are human",
+    "automated access",
+    "suspected bot",
 ];
 
 /// A bot check stands in the page's place: which service's, where one can be named.
@@ -98,24 +127,40 @@ pub fn bot_check(
     headers: &Headers<'_>,
     readable_chars: usize,
 ) -> Option<BotCheck> {
-    let challenge_header = header(headers, "cf-mitigated").is_some_and(|v| v.eq_ignore_ascii_case("challenge"))
+    let challenge_header = header(headers, "cf-mitigated")
+        .is_some_and(|v| v.eq_ignore_ascii_case("challenge"))
         || header(headers, "x-amzn-waf-action").is_some_and(|v| {
             let v = v.to_ascii_lowercase();
             v == "captcha" || v == "challenge"
         })
-        || header(headers, "x-vercel-mitigated").is_some_and(|v| v.eq_ignore_ascii_case("challenge"));
+        || header(headers, "x-vercel-mitigated")
+            .is_some_and(|v| v.eq_ignore_ascii_case("challenge"));
     if challenge_header {
-        return Some(BotCheck { by: gatekeeper(headers) });
+        return Some(BotCheck {
+            by: gatekeeper(headers),
+        });
     }
-    if let Some((_, by)) = CHECK_PAGE_MARKERS.iter().find(|(m, _)| html_lower.contains(m)) {
+    if let Some((_, by)) = CHECK_PAGE_MARKERS
+        .iter()
+        .find(|(m, _)| html_lower.contains(m))
+    {
         return Some(BotCheck { by: Some(by) });
     }
     let title = title.map(str::to_lowercase);
-    if title.as_deref().is_some_and(|t| CHECK_PAGE_TITLES.contains(&t)) {
-        return Some(BotCheck { by: gatekeeper(headers) });
+    if title
+        .as_deref()
+        .is_some_and(|t| CHECK_PAGE_TITLES.contains(&t))
+    {
+        return Some(BotCheck {
+            by: gatekeeper(headers),
+        });
     }
-    if readable_chars < CHECK_PAGE_READABLE_MAX && CHECK_PHRASES.iter().any(|m| html_lower.contains(m)) {
-        return Some(BotCheck { by: gatekeeper(headers) });
+    if readable_chars < CHECK_PAGE_READABLE_MAX
+        && CHECK_PHRASES.iter().any(|m| html_lower.contains(m))
+    {
+        return Some(BotCheck {
+            by: gatekeeper(headers),
+        });
     }
     None
 }
@@ -143,6 +188,7 @@ pub fn cdn_refusal_page(html_lower: &str, headers: &Headers<'_>) -> Option<&'sta
         .map(|(_, cdn)| *cdn)
         .or_else(|| {
             // Akamai's refusal is a bare "Access Denied" page with a reference number.
-            (gatekeeper(headers) == Some("Akamai") && html_lower.contains("access denied")).then_some("Akamai")
+            (gatekeeper(headers) == Some("Akamai") && html_lower.contains("access denied"))
+                .then_some("Akamai")
         })
 }

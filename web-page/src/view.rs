@@ -33,8 +33,16 @@ pub enum View {
 
 pub fn view(text: &str, reading: &Reading) -> View {
     if reading.find.iter().any(|p| !p.trim().is_empty()) {
-        return View::Found { found: find(text, &reading.find), offset_ignored: reading.offset };
+        return View::Found {
+            found: find(text, &reading.find),
+            offset_ignored: reading.offset,
+        };
     }
     let shown = window(text, reading.offset.unwrap_or(0));
-    View::Window { offset: shown.offset, end: shown.end, total: shown.total, text: shown.text.to_owned() }
+    View::Window {
+        offset: shown.offset,
+        end: shown.end,
+        total: shown.total,
+        text: shown.text.to_owned(),
+    }
 }

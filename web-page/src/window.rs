@@ -45,23 +45,40 @@ impl Window<'_> {
 pub fn window(text: &str, offset: usize) -> Window<'_> {
     let total = text.chars().count();
     if offset >= total {
-        return Window { offset, end: offset.max(total), total, text: "" };
+        return Window {
+            offset,
+            end: offset.max(total),
+            total,
+            text: "",
+        };
     }
     let start_byte = byte_of_char(text, offset);
     let rest = &text[start_byte..];
     if total - offset <= WINDOW_CHARS {
-        return Window { offset, end: total, total, text: rest };
+        return Window {
+            offset,
+            end: total,
+            total,
+            text: rest,
+        };
     }
     let hard_end = byte_of_char(rest, WINDOW_CHARS);
     let cut = clean_edge(&rest[..hard_end]);
     let shown = &rest[..cut];
     let end = offset + shown.chars().count();
-    Window { offset, end, total, text: shown }
+    Window {
+        offset,
+        end,
+        total,
+        text: shown,
+    }
 }
 
 /// The byte where character `n` starts (the text's length past its end).
 pub(crate) fn byte_of_char(text: &str, n: usize) -> usize {
-    text.char_indices().nth(n).map_or(text.len(), |(byte, _)| byte)
+    text.char_indices()
+        .nth(n)
+        .map_or(text.len(), |(byte, _)| byte)
 }
 
 /// Where in `shown` to end: after its last line break, else its last space, within the

@@ -7,10 +7,16 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::thread;
 
-use collegium_web_page::{CertificateProblem, DiagnosingVerifier, OtherProblem, Route, certificates};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd};
+use collegium_web_page::{
+    CertificateProblem, DiagnosingVerifier, OtherProblem, Route, certificates,
+};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, date_time_ymd,
+};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection, StreamOwned};
+use rustls::{
+    ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection, StreamOwned,
+};
 
 const SITE: &str = "site.test";
 
@@ -33,8 +39,11 @@ struct Authority {
 
 impl Authority {
     fn new(name: &str) -> Self {
-        let root = CertifiedIssuer::self_signed(ca_params(&format!("{name} Root")), KeyPair::generate().expect("key"))
-            .expect("root");
+        let root = CertifiedIssuer::self_signed(
+            ca_params(&format!("{name} Root")),
+            KeyPair::generate().expect("key"),
+        )
+        .expect("root");
         let intermediate = CertifiedIssuer::signed_by(
             ca_params(&format!("{name} Intermediate")),
             KeyPair::generate().expect("key"),
@@ -45,10 +54,15 @@ impl Authority {
     }
 
     /// A leaf for `names`, issued by the intermediate.
-    fn leaf(&self, names: &[&str], edit: impl FnOnce(&mut CertificateParams)) -> (CertificateDer<'static>, KeyPair) {
+    fn leaf(
+        &self,
+        names: &[&str],
+        edit: impl FnOnce(&mut CertificateParams),
+    ) -> (CertificateDer<'static>, KeyPair) {
         let key = KeyPair::generate().expect("key");
-        let mut params = CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
-            .expect("leaf params");
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
+                .expect("leaf params");
         edit(&mut params);
         let cert = params.signed_by(&key, &self.intermediate).expect("leaf");
         (cert.der().clone(), key)
@@ -57,7 +71,11 @@ impl Authority {
 
 /// Serves one TLS handshake with `chain` on loopback, connects to it as `SITE` trusting
 /// `trusted`, and returns what the verifier recorded.
-fn connect(chain: Vec<CertificateDer<'static>>, key: &KeyPair, trusted: &Authority) -> Option<CertificateProblem> {
+fn connect(
+    chain: Vec<CertificateDer<'static>>,
+    key: &KeyPair,
+    trusted: &Authority,
+) -> Option<CertificateProblem> {
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
     let server = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
@@ -78,8 +96,11 @@ fn connect(chain: Vec<CertificateDer<'static>>, key: &KeyPair, trusted: &Authori
     });
 
     let mut roots = RootCertStore::empty();
-    roots.add(trusted.root.der().clone()).expect("trust the root");
-    let verifier = Arc::new(DiagnosingVerifier::new(Arc::new(roots), provider()).expect("verifier"));
+    roots
+        .add(trusted.root.der().clone())
+        .expect("trust the root");
+    let verifier =
+        Arc::new(DiagnosingVerifier::new(Arc::new(roots), provider()).expect("verifier"));
     let client = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .expect("protocols")
@@ -90,9 +111,15 @@ fn connect(chain: Vec<CertificateDer<'static>>, key: &KeyPair, trusted: &Authori
     let connection = ClientConnection::new(Arc::new(client), name).expect("client connection");
     let socket = TcpStream::connect(address).expect("connect");
     let mut stream = StreamOwned::new(connection, socket);
-    let handshake = stream.write_all(b"GET / HTTP/1.1\r\n\r\n").and_then(|()| stream.flush());
+    let handshake = stream
+        .write_all(b"GET / HTTP/1.1\r\n\r\n")
+        .and_then(|()| stream.flush());
     let problem = verifier.take(SITE);
-    assert_eq!(handshake.is_err(), problem.is_some(), "a recorded problem is a failed handshake");
+    assert_eq!(
+        handshake.is_err(),
+        problem.is_some(),
+        "a recorded problem is a failed handshake"
+    );
     drop(stream);
     serving.join().expect("server thread");
     problem
@@ -102,14 +129,20 @@ fn connect(chain: Vec<CertificateDer<'static>>, key: &KeyPair, trusted: &Authori
 fn a_whole_chain_from_a_trusted_root_records_nothing() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |_| {});
-    assert_eq!(connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca), None);
+    assert_eq!(
+        connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca),
+        None
+    );
 }
 
 #[test]
 fn a_leaf_sent_without_its_intermediate_is_the_sites_missing_chain() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |_| {});
-    assert_eq!(connect(vec![leaf], &key, &ca), Some(CertificateProblem::MissingIntermediates));
+    assert_eq!(
+        connect(vec![leaf], &key, &ca),
+        Some(CertificateProblem::MissingIntermediates)
+    );
 }
 
 #[test]
@@ -120,7 +153,10 @@ fn an_expired_leaf_is_expired_with_its_date() {
         p.not_after = date_time_ymd(2021, 3, 4);
     });
     let problem = connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca).expect("a problem");
-    let CertificateProblem::Expired { not_after: Some(at) } = &problem else {
+    let CertificateProblem::Expired {
+        not_after: Some(at),
+    } = &problem
+    else {
         panic!("expected an expiry with its date, got {problem:?}");
     };
     assert_eq!(at.format("%Y-%m-%d").to_string(), "2021-03-04");
@@ -134,15 +170,29 @@ fn a_leaf_not_valid_yet_says_so() {
         p.not_after = date_time_ymd(2091, 1, 1);
     });
     let problem = connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca);
-    assert!(matches!(problem, Some(CertificateProblem::NotYetValid { not_before: Some(_) })), "{problem:?}");
+    assert!(
+        matches!(
+            problem,
+            Some(CertificateProblem::NotYetValid {
+                not_before: Some(_)
+            })
+        ),
+        "{problem:?}"
+    );
 }
 
 #[test]
 fn a_self_signed_leaf_is_self_signed() {
     let ca = Authority::new("Test");
     let key = KeyPair::generate().expect("key");
-    let cert = CertificateParams::new(vec![SITE.to_owned()]).expect("params").self_signed(&key).expect("cert");
-    assert_eq!(connect(vec![cert.der().clone()], &key, &ca), Some(CertificateProblem::SelfSigned));
+    let cert = CertificateParams::new(vec![SITE.to_owned()])
+        .expect("params")
+        .self_signed(&key)
+        .expect("cert");
+    assert_eq!(
+        connect(vec![cert.der().clone()], &key, &ca),
+        Some(CertificateProblem::SelfSigned)
+    );
 }
 
 #[test]
@@ -152,7 +202,9 @@ fn a_leaf_for_another_name_names_the_names_it_carries() {
     let problem = connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca);
     assert_eq!(
         problem,
-        Some(CertificateProblem::WrongName { presented: vec!["other.test".into(), "www.other.test".into()] })
+        Some(CertificateProblem::WrongName {
+            presented: vec!["other.test".into(), "www.other.test".into()]
+        })
     );
 }
 
@@ -161,7 +213,11 @@ fn a_chain_to_a_root_nothing_here_trusts_is_the_site_or_the_trust_store() {
     let trusted = Authority::new("Trusted");
     let stranger = Authority::new("Private");
     let (leaf, key) = stranger.leaf(&[SITE], |_| {});
-    let problem = connect(vec![leaf, stranger.intermediate.der().clone()], &key, &trusted);
+    let problem = connect(
+        vec![leaf, stranger.intermediate.der().clone()],
+        &key,
+        &trusted,
+    );
     assert_eq!(problem, Some(CertificateProblem::UntrustedIssuer));
 }
 
@@ -173,7 +229,9 @@ fn the_site_is_blamed_only_where_the_error_establishes_it() {
         CertificateProblem::Expired { not_after: None },
         CertificateProblem::NotYetValid { not_before: None },
         CertificateProblem::SelfSigned,
-        CertificateProblem::WrongName { presented: vec!["other.test".into()] },
+        CertificateProblem::WrongName {
+            presented: vec!["other.test".into()],
+        },
     ];
     for problem in &blamed {
         assert!(problem.site_at_fault(), "{problem:?}");
@@ -190,7 +248,11 @@ fn the_site_is_blamed_only_where_the_error_establishes_it() {
     assert!(!text.contains("The fault is the site's"), "{text}");
     let revoked = CertificateProblem::Other(OtherProblem::Revoked);
     assert!(!revoked.site_at_fault());
-    assert!(revoked.describe(SITE, Route::Browser, &never).contains("revoked"));
+    assert!(
+        revoked
+            .describe(SITE, Route::Browser, &never)
+            .contains("revoked")
+    );
 }
 
 #[test]
@@ -200,13 +262,23 @@ fn the_wording_is_the_frameworks_never_the_runtimes() {
         CertificateProblem::MissingIntermediates,
         CertificateProblem::Expired { not_after: None },
         CertificateProblem::SelfSigned,
-        CertificateProblem::WrongName { presented: Vec::new() },
+        CertificateProblem::WrongName {
+            presented: Vec::new(),
+        },
         CertificateProblem::UntrustedIssuer,
         CertificateProblem::Other(OtherProblem::BadSignature),
     ];
     for problem in &problems {
         let text = problem.describe(SITE, Route::Browser, &all);
-        for runtime in ["invalid peer certificate", "UnknownIssuer", "NotValidForName", "ERR_CERT", "rustls", "webpki", "--ignore-certificate-errors"] {
+        for runtime in [
+            "invalid peer certificate",
+            "UnknownIssuer",
+            "NotValidForName",
+            "ERR_CERT",
+            "rustls",
+            "webpki",
+            "--ignore-certificate-errors",
+        ] {
             assert!(!text.contains(runtime), "{runtime} in {text}");
         }
     }
@@ -217,20 +289,52 @@ fn a_missing_chain_names_the_browser_only_to_a_fetch_whose_agent_holds_it() {
     let problem = CertificateProblem::MissingIntermediates;
     let navigate = |tool: &str| tool == "web::navigate";
     let nothing = |_: &str| false;
-    assert!(problem.describe(SITE, Route::Fetch, &navigate).contains("web::navigate may still open it"));
-    assert!(!problem.describe(SITE, Route::Fetch, &nothing).contains("web::navigate"));
-    assert!(!problem.describe(SITE, Route::Browser, &navigate).contains("web::navigate"));
+    assert!(
+        problem
+            .describe(SITE, Route::Fetch, &navigate)
+            .contains("web::navigate may still open it")
+    );
+    assert!(
+        !problem
+            .describe(SITE, Route::Fetch, &nothing)
+            .contains("web::navigate")
+    );
+    assert!(
+        !problem
+            .describe(SITE, Route::Browser, &navigate)
+            .contains("web::navigate")
+    );
 }
 
 #[test]
 fn chromium_net_errors_map_to_the_same_problems() {
     use certificates::from_chromium_net_error as chromium;
-    assert_eq!(chromium("net::ERR_CERT_COMMON_NAME_INVALID"), Some(CertificateProblem::WrongName { presented: Vec::new() }));
-    assert_eq!(chromium("net::ERR_CERT_DATE_INVALID"), Some(CertificateProblem::OutsideValidity));
-    assert_eq!(chromium("ERR_CERT_AUTHORITY_INVALID"), Some(CertificateProblem::UntrustedIssuer));
-    assert_eq!(chromium("net::ERR_CERT_REVOKED"), Some(CertificateProblem::Other(OtherProblem::Revoked)));
-    assert_eq!(chromium("net::ERR_CERT_WEAK_KEY"), Some(CertificateProblem::Other(OtherProblem::Weak)));
-    assert_eq!(chromium("net::ERR_CERT_SOMETHING_NEW"), Some(CertificateProblem::Other(OtherProblem::Unrecognised)));
+    assert_eq!(
+        chromium("net::ERR_CERT_COMMON_NAME_INVALID"),
+        Some(CertificateProblem::WrongName {
+            presented: Vec::new()
+        })
+    );
+    assert_eq!(
+        chromium("net::ERR_CERT_DATE_INVALID"),
+        Some(CertificateProblem::OutsideValidity)
+    );
+    assert_eq!(
+        chromium("ERR_CERT_AUTHORITY_INVALID"),
+        Some(CertificateProblem::UntrustedIssuer)
+    );
+    assert_eq!(
+        chromium("net::ERR_CERT_REVOKED"),
+        Some(CertificateProblem::Other(OtherProblem::Revoked))
+    );
+    assert_eq!(
+        chromium("net::ERR_CERT_WEAK_KEY"),
+        Some(CertificateProblem::Other(OtherProblem::Weak))
+    );
+    assert_eq!(
+        chromium("net::ERR_CERT_SOMETHING_NEW"),
+        Some(CertificateProblem::Other(OtherProblem::Unrecognised))
+    );
     assert!(chromium("net::ERR_CERT_DATE_INVALID").is_some_and(|p| p.site_at_fault()));
     assert!(chromium("net::ERR_CERT_AUTHORITY_INVALID").is_some_and(|p| !p.site_at_fault()));
     assert_eq!(chromium("net::ERR_CONNECTION_REFUSED"), None);

@@ -29,7 +29,9 @@ pub enum Refusal {
         scheme: String,
     },
     /// A host the deployment closed, or one beneath it.
-    #[error("{host} is closed to agents by this deployment ({closed} and every host beneath it) (§3.4)")]
+    #[error(
+        "{host} is closed to agents by this deployment ({closed} and every host beneath it) (§3.4)"
+    )]
     ClosedHost {
         /// The host asked for.
         host: String,

@@ -3,12 +3,12 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use hickory_resolver::TokioResolver;
 use hickory_resolver::config::{
     ConnectionConfig, LookupIpStrategy, NameServerConfig, ResolverConfig, ResolverOpts,
 };
 use hickory_resolver::net::NetError;
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
-use hickory_resolver::TokioResolver;
 
 use crate::refusal::ResolutionProblem;
 

@@ -187,13 +187,31 @@ const IPV6_TABLE: &[(Ipv6Net, AddressRule)] = &[
     (v6(0, 0, 0, 0, 0, 0, 0, 0, 128), AddressRule::Unspecified),
     (v6(0, 0, 0, 0, 0, 0, 0, 1, 128), AddressRule::Loopback),
     // AWS's IPv6 metadata service, inside fc00::/7 which the declaration lifts.
-    (v6(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254, 128), AddressRule::CloudMetadata),
+    (
+        v6(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254, 128),
+        AddressRule::CloudMetadata,
+    ),
     (v6(0x100, 0, 0, 0, 0, 0, 0, 0, 64), AddressRule::DiscardOnly),
-    (v6(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0, 32), AddressRule::Documentation),
-    (v6(0x2001, 0x2, 0, 0, 0, 0, 0, 0, 48), AddressRule::Benchmarking),
-    (v6(0x2001, 0, 0, 0, 0, 0, 0, 0, 23), AddressRule::IetfProtocolAssignment),
-    (v6(0x3fff, 0, 0, 0, 0, 0, 0, 0, 20), AddressRule::Documentation),
-    (v6(0x5f00, 0, 0, 0, 0, 0, 0, 0, 16), AddressRule::SegmentRouting),
+    (
+        v6(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0, 32),
+        AddressRule::Documentation,
+    ),
+    (
+        v6(0x2001, 0x2, 0, 0, 0, 0, 0, 0, 48),
+        AddressRule::Benchmarking,
+    ),
+    (
+        v6(0x2001, 0, 0, 0, 0, 0, 0, 0, 23),
+        AddressRule::IetfProtocolAssignment,
+    ),
+    (
+        v6(0x3fff, 0, 0, 0, 0, 0, 0, 0, 20),
+        AddressRule::Documentation,
+    ),
+    (
+        v6(0x5f00, 0, 0, 0, 0, 0, 0, 0, 16),
+        AddressRule::SegmentRouting,
+    ),
     (v6(0xfc00, 0, 0, 0, 0, 0, 0, 0, 7), AddressRule::UniqueLocal),
     (v6(0xfe80, 0, 0, 0, 0, 0, 0, 0, 10), AddressRule::LinkLocal),
     (v6(0xfec0, 0, 0, 0, 0, 0, 0, 0, 10), AddressRule::SiteLocal),
@@ -284,12 +302,7 @@ fn classify_v6(a: Ipv6Addr, own: &[IpAddr]) -> Option<Forbidden> {
 /// The IPv4 addresses an IPv6 address carries, each judged in its place.
 fn embedded_v4(a: Ipv6Addr) -> Vec<(Embedding, Ipv4Addr)> {
     let s = a.segments();
-    let low = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     let prefix96 = |p: [u16; 6]| s[..6] == p;
     if prefix96([0, 0, 0, 0, 0, 0xffff]) {
         return vec![(Embedding::Mapped, low)];

@@ -80,7 +80,10 @@ impl Scope {
             "no hosts closed".to_owned()
         } else {
             let names: Vec<&str> = self.closed_hosts.iter().map(ClosedHost::as_str).collect();
-            format!("closed hosts (each with every subdomain): {}", names.join(", "))
+            format!(
+                "closed hosts (each with every subdomain): {}",
+                names.join(", ")
+            )
         };
         format!("web scope: {network}; {closed}")
     }
@@ -111,10 +114,12 @@ impl Scope {
                 scheme: scheme.to_owned(),
             });
         }
-        let port = url.port_or_known_default().ok_or_else(|| Refusal::Unparseable {
-            input: input.to_owned(),
-            problem: UrlProblem::Port,
-        })?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| Refusal::Unparseable {
+                input: input.to_owned(),
+                problem: UrlProblem::Port,
+            })?;
         let host = match url.host() {
             None => {
                 return Err(Refusal::Unparseable {
@@ -166,7 +171,10 @@ impl Scope {
         host: &str,
         port: u16,
     ) -> Result<Vec<SocketAddr>, Refusal> {
-        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
         let judged = match host.parse::<IpAddr>() {
             Ok(address) => self.judge_literal(address)?,
             Err(_) => self.judge_name(host.to_ascii_lowercase())?,
@@ -192,7 +200,10 @@ impl Scope {
         let addresses = match host {
             TargetHost::Address(address) => vec![*address],
             TargetHost::ThisMachine(_) => {
-                vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)]
+                vec![
+                    IpAddr::V4(Ipv4Addr::LOCALHOST),
+                    IpAddr::V6(Ipv6Addr::LOCALHOST),
+                ]
             }
             TargetHost::Name(name) => {
                 let answers = match resolver.lookup(name).await {
@@ -213,7 +224,10 @@ impl Scope {
                 answers
             }
         };
-        Ok(addresses.into_iter().map(|a| SocketAddr::new(a, port)).collect())
+        Ok(addresses
+            .into_iter()
+            .map(|a| SocketAddr::new(a, port))
+            .collect())
     }
 
     fn judge_literal(&self, address: IpAddr) -> Result<TargetHost, Refusal> {

@@ -50,7 +50,11 @@ impl ClosedHost {
             Ok(Host::Ipv4(_) | Host::Ipv6(_)) => {
                 return Err(refuse("it is an address; hosts are closed by name"));
             }
-            Err(_) => return Err(refuse("it is not a valid domain name (no scheme, port or path)")),
+            Err(_) => {
+                return Err(refuse(
+                    "it is not a valid domain name (no scheme, port or path)",
+                ));
+            }
         };
         let labels_valid = name.split('.').all(|label| {
             !label.is_empty()

@@ -77,7 +77,9 @@ fn every_spelling_of_loopback_is_refused_naming_127_0_0_1() {
 fn declared_own_network_opens_loopback_on_the_host_url_connects_to() {
     let scope = scope(true);
     for url in LOOPBACK_SPELLINGS {
-        let target = scope.judge_url(url).unwrap_or_else(|r| panic!("{url}: {r}"));
+        let target = scope
+            .judge_url(url)
+            .unwrap_or_else(|r| panic!("{url}: {r}"));
         assert_eq!(
             target.host,
             TargetHost::Address("127.0.0.1".parse().unwrap()),
@@ -88,51 +90,303 @@ fn declared_own_network_opens_loopback_on_the_host_url_connects_to() {
 
 /// (URL, address named, rule, embedding, lifted by the declaration)
 const MATRIX: &[(&str, &str, AddressRule, Option<Embedding>, bool)] = &[
-    ("http://0.0.0.0/", "0.0.0.0", AddressRule::ThisNetwork, None, false),
-    ("http://0/", "0.0.0.0", AddressRule::ThisNetwork, None, false),
+    (
+        "http://0.0.0.0/",
+        "0.0.0.0",
+        AddressRule::ThisNetwork,
+        None,
+        false,
+    ),
+    (
+        "http://0/",
+        "0.0.0.0",
+        AddressRule::ThisNetwork,
+        None,
+        false,
+    ),
     ("http://[::]/", "::", AddressRule::Unspecified, None, false),
     ("http://[::1]/", "::1", AddressRule::Loopback, None, true),
-    ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1", AddressRule::Loopback, Some(Embedding::Mapped), true),
-    ("http://[::127.0.0.1]/", "::127.0.0.1", AddressRule::Loopback, Some(Embedding::Compatible), true),
-    ("http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1", AddressRule::Loopback, Some(Embedding::Nat64), true),
-    ("http://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe", AddressRule::CloudMetadata, Some(Embedding::Nat64), false),
-    ("http://[64:ff9b:1::a00:1]/", "64:ff9b:1::a00:1", AddressRule::Private, Some(Embedding::LocalUseNat64), true),
-    ("http://[2002:7f00:1::]/", "2002:7f00:1::", AddressRule::Loopback, Some(Embedding::SixToFour), true),
-    ("http://[::ffff:0:a00:1]/", "::ffff:0:a00:1", AddressRule::Private, Some(Embedding::Translated), true),
+    (
+        "http://[::ffff:127.0.0.1]/",
+        "::ffff:127.0.0.1",
+        AddressRule::Loopback,
+        Some(Embedding::Mapped),
+        true,
+    ),
+    (
+        "http://[::127.0.0.1]/",
+        "::127.0.0.1",
+        AddressRule::Loopback,
+        Some(Embedding::Compatible),
+        true,
+    ),
+    (
+        "http://[64:ff9b::7f00:1]/",
+        "64:ff9b::7f00:1",
+        AddressRule::Loopback,
+        Some(Embedding::Nat64),
+        true,
+    ),
+    (
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "64:ff9b::a9fe:a9fe",
+        AddressRule::CloudMetadata,
+        Some(Embedding::Nat64),
+        false,
+    ),
+    (
+        "http://[64:ff9b:1::a00:1]/",
+        "64:ff9b:1::a00:1",
+        AddressRule::Private,
+        Some(Embedding::LocalUseNat64),
+        true,
+    ),
+    (
+        "http://[2002:7f00:1::]/",
+        "2002:7f00:1::",
+        AddressRule::Loopback,
+        Some(Embedding::SixToFour),
+        true,
+    ),
+    (
+        "http://[::ffff:0:a00:1]/",
+        "::ffff:0:a00:1",
+        AddressRule::Private,
+        Some(Embedding::Translated),
+        true,
+    ),
     // Teredo: server 10.0.0.1; client 127.0.0.1 stored inverted.
-    ("http://[2001:0:a00:1::]/", "2001:0:a00:1::", AddressRule::Private, Some(Embedding::TeredoServer), true),
-    ("http://[2001:0:4136:e378::80ff:fffe]/", "2001:0:4136:e378::80ff:fffe", AddressRule::Loopback, Some(Embedding::TeredoClient), true),
-    ("http://10.0.0.1/", "10.0.0.1", AddressRule::Private, None, true),
-    ("http://172.16.0.1/", "172.16.0.1", AddressRule::Private, None, true),
-    ("http://192.168.0.1/", "192.168.0.1", AddressRule::Private, None, true),
-    ("http://100.64.0.1/", "100.64.0.1", AddressRule::SharedAddressSpace, None, true),
-    ("http://100.100.100.200/", "100.100.100.200", AddressRule::CloudMetadata, None, false),
-    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254", AddressRule::CloudMetadata, None, false),
-    ("http://[::ffff:169.254.169.254]/", "::ffff:169.254.169.254", AddressRule::CloudMetadata, Some(Embedding::Mapped), false),
-    ("http://[fd00:ec2::254]/", "fd00:ec2::254", AddressRule::CloudMetadata, None, false),
-    ("http://[fd12:3456::1]/", "fd12:3456::1", AddressRule::UniqueLocal, None, true),
-    ("http://169.254.1.1/", "169.254.1.1", AddressRule::LinkLocal, None, false),
-    ("http://[fe80::1]/", "fe80::1", AddressRule::LinkLocal, None, false),
-    ("http://224.0.0.1/", "224.0.0.1", AddressRule::Multicast, None, false),
-    ("http://[ff02::1]/", "ff02::1", AddressRule::Multicast, None, false),
-    ("http://198.18.0.1/", "198.18.0.1", AddressRule::Benchmarking, None, false),
-    ("http://255.255.255.255/", "255.255.255.255", AddressRule::Broadcast, None, false),
-    ("http://240.0.0.1/", "240.0.0.1", AddressRule::Reserved, None, false),
-    ("http://192.0.0.8/", "192.0.0.8", AddressRule::IetfProtocolAssignment, None, false),
-    ("http://192.0.2.1/", "192.0.2.1", AddressRule::Documentation, None, false),
-    ("http://198.51.100.1/", "198.51.100.1", AddressRule::Documentation, None, false),
-    ("http://203.0.113.1/", "203.0.113.1", AddressRule::Documentation, None, false),
-    ("http://192.88.99.1/", "192.88.99.1", AddressRule::Relay6to4Anycast, None, false),
-    ("http://[100::1]/", "100::1", AddressRule::DiscardOnly, None, false),
-    ("http://[2001:db8::1]/", "2001:db8::1", AddressRule::Documentation, None, false),
-    ("http://[2001:2::1]/", "2001:2::1", AddressRule::Benchmarking, None, false),
-    ("http://[2001:10::1]/", "2001:10::1", AddressRule::IetfProtocolAssignment, None, false),
-    ("http://[3fff::1]/", "3fff::1", AddressRule::Documentation, None, false),
-    ("http://[5f00::1]/", "5f00::1", AddressRule::SegmentRouting, None, false),
-    ("http://[fec0::1]/", "fec0::1", AddressRule::SiteLocal, None, false),
-    ("http://[4000::1]/", "4000::1", AddressRule::Reserved, None, false),
-    ("http://45.33.32.156/", OWN_GLOBAL, AddressRule::ThisHost, None, true),
-    ("http://[::ffff:45.33.32.156]/", "::ffff:45.33.32.156", AddressRule::ThisHost, Some(Embedding::Mapped), true),
+    (
+        "http://[2001:0:a00:1::]/",
+        "2001:0:a00:1::",
+        AddressRule::Private,
+        Some(Embedding::TeredoServer),
+        true,
+    ),
+    (
+        "http://[2001:0:4136:e378::80ff:fffe]/",
+        "2001:0:4136:e378::80ff:fffe",
+        AddressRule::Loopback,
+        Some(Embedding::TeredoClient),
+        true,
+    ),
+    (
+        "http://10.0.0.1/",
+        "10.0.0.1",
+        AddressRule::Private,
+        None,
+        true,
+    ),
+    (
+        "http://172.16.0.1/",
+        "172.16.0.1",
+        AddressRule::Private,
+        None,
+        true,
+    ),
+    (
+        "http://192.168.0.1/",
+        "192.168.0.1",
+        AddressRule::Private,
+        None,
+        true,
+    ),
+    (
+        "http://100.64.0.1/",
+        "100.64.0.1",
+        AddressRule::SharedAddressSpace,
+        None,
+        true,
+    ),
+    (
+        "http://100.100.100.200/",
+        "100.100.100.200",
+        AddressRule::CloudMetadata,
+        None,
+        false,
+    ),
+    (
+        "http://169.254.169.254/latest/meta-data/",
+        "169.254.169.254",
+        AddressRule::CloudMetadata,
+        None,
+        false,
+    ),
+    (
+        "http://[::ffff:169.254.169.254]/",
+        "::ffff:169.254.169.254",
+        AddressRule::CloudMetadata,
+        Some(Embedding::Mapped),
+        false,
+    ),
+    (
+        "http://[fd00:ec2::254]/",
+        "fd00:ec2::254",
+        AddressRule::CloudMetadata,
+        None,
+        false,
+    ),
+    (
+        "http://[fd12:3456::1]/",
+        "fd12:3456::1",
+        AddressRule::UniqueLocal,
+        None,
+        true,
+    ),
+    (
+        "http://169.254.1.1/",
+        "169.254.1.1",
+        AddressRule::LinkLocal,
+        None,
+        false,
+    ),
+    (
+        "http://[fe80::1]/",
+        "fe80::1",
+        AddressRule::LinkLocal,
+        None,
+        false,
+    ),
+    (
+        "http://224.0.0.1/",
+        "224.0.0.1",
+        AddressRule::Multicast,
+        None,
+        false,
+    ),
+    (
+        "http://[ff02::1]/",
+        "ff02::1",
+        AddressRule::Multicast,
+        None,
+        false,
+    ),
+    (
+        "http://198.18.0.1/",
+        "198.18.0.1",
+        AddressRule::Benchmarking,
+        None,
+        false,
+    ),
+    (
+        "http://255.255.255.255/",
+        "255.255.255.255",
+        AddressRule::Broadcast,
+        None,
+        false,
+    ),
+    (
+        "http://240.0.0.1/",
+        "240.0.0.1",
+        AddressRule::Reserved,
+        None,
+        false,
+    ),
+    (
+        "http://192.0.0.8/",
+        "192.0.0.8",
+        AddressRule::IetfProtocolAssignment,
+        None,
+        false,
+    ),
+    (
+        "http://192.0.2.1/",
+        "192.0.2.1",
+        AddressRule::Documentation,
+        None,
+        false,
+    ),
+    (
+        "http://198.51.100.1/",
+        "198.51.100.1",
+        AddressRule::Documentation,
+        None,
+        false,
+    ),
+    (
+        "http://203.0.113.1/",
+        "203.0.113.1",
+        AddressRule::Documentation,
+        None,
+        false,
+    ),
+    (
+        "http://192.88.99.1/",
+        "192.88.99.1",
+        AddressRule::Relay6to4Anycast,
+        None,
+        false,
+    ),
+    (
+        "http://[100::1]/",
+        "100::1",
+        AddressRule::DiscardOnly,
+        None,
+        false,
+    ),
+    (
+        "http://[2001:db8::1]/",
+        "2001:db8::1",
+        AddressRule::Documentation,
+        None,
+        false,
+    ),
+    (
+        "http://[2001:2::1]/",
+        "2001:2::1",
+        AddressRule::Benchmarking,
+        None,
+        false,
+    ),
+    (
+        "http://[2001:10::1]/",
+        "2001:10::1",
+        AddressRule::IetfProtocolAssignment,
+        None,
+        false,
+    ),
+    (
+        "http://[3fff::1]/",
+        "3fff::1",
+        AddressRule::Documentation,
+        None,
+        false,
+    ),
+    (
+        "http://[5f00::1]/",
+        "5f00::1",
+        AddressRule::SegmentRouting,
+        None,
+        false,
+    ),
+    (
+        "http://[fec0::1]/",
+        "fec0::1",
+        AddressRule::SiteLocal,
+        None,
+        false,
+    ),
+    (
+        "http://[4000::1]/",
+        "4000::1",
+        AddressRule::Reserved,
+        None,
+        false,
+    ),
+    (
+        "http://45.33.32.156/",
+        OWN_GLOBAL,
+        AddressRule::ThisHost,
+        None,
+        true,
+    ),
+    (
+        "http://[::ffff:45.33.32.156]/",
+        "::ffff:45.33.32.156",
+        AddressRule::ThisHost,
+        Some(Embedding::Mapped),
+        true,
+    ),
 ];
 
 #[test]
@@ -145,7 +399,10 @@ fn the_matrix_is_refused_undeclared_naming_address_and_rule() {
         assert_eq!(got_embedding, *embedding, "{url}");
         assert!(text.starts_with(&got.to_string()), "{url}: {text}");
         assert!(text.contains(rule.description()), "{url}: {text}");
-        assert!(text.ends_with("only the public internet is browsable here (§3.4)"), "{text}");
+        assert!(
+            text.ends_with("only the public internet is browsable here (§3.4)"),
+            "{text}"
+        );
     }
 }
 
@@ -194,14 +451,19 @@ fn public_addresses_pass_in_both_modes() {
         let scope = scope(declared);
         for (url, address) in [
             ("https://93.184.215.14/", "93.184.215.14"),
-            ("http://[2606:4700::6810:84e5]:8443/x", "2606:4700::6810:84e5"),
+            (
+                "http://[2606:4700::6810:84e5]:8443/x",
+                "2606:4700::6810:84e5",
+            ),
             ("http://[::ffff:8.8.8.8]/", "::ffff:8.8.8.8"),
             ("http://[64:ff9b::808:808]/", "64:ff9b::808:808"),
             ("http://[2002:808:808::1]/", "2002:808:808::1"),
             ("http://100.128.0.1/", "100.128.0.1"),
             ("http://172.32.0.1/", "172.32.0.1"),
         ] {
-            let target = scope.judge_url(url).unwrap_or_else(|r| panic!("{url}: {r}"));
+            let target = scope
+                .judge_url(url)
+                .unwrap_or_else(|r| panic!("{url}: {r}"));
             assert_eq!(target.host, TargetHost::Address(address.parse().unwrap()));
         }
         let target = scope.judge_url("https://Example.COM./a?b#c").unwrap();
@@ -212,9 +474,15 @@ fn public_addresses_pass_in_both_modes() {
 
 #[test]
 fn localhost_and_beneath_it_are_this_machine_without_resolving() {
-    for url in ["http://localhost/", "http://x.localhost:8080/", "http://LOCALHOST./"] {
+    for url in [
+        "http://localhost/",
+        "http://x.localhost:8080/",
+        "http://LOCALHOST./",
+    ] {
         match scope(false).judge_url(url) {
-            Err(Refusal::Address { host, forbidden, .. }) => {
+            Err(Refusal::Address {
+                host, forbidden, ..
+            }) => {
                 assert!(host.unwrap().contains("localhost"));
                 assert_eq!(forbidden.rule, AddressRule::Loopback);
             }
@@ -223,7 +491,10 @@ fn localhost_and_beneath_it_are_this_machine_without_resolving() {
         let target = scope(true).judge_url(url).unwrap();
         assert!(matches!(target.host, TargetHost::ThisMachine(_)), "{url}");
     }
-    let text = scope(false).judge_url("http://x.localhost/").unwrap_err().to_string();
+    let text = scope(false)
+        .judge_url("http://x.localhost/")
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         text,
         "x.localhost answered 127.0.0.1 is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
@@ -246,7 +517,9 @@ fn only_http_and_https_are_opened_in_both_modes() {
             match scope.judge_url(url) {
                 Err(refusal @ Refusal::Scheme { .. }) => assert_eq!(
                     refusal.to_string(),
-                    format!("{scheme}: URLs are not opened here: only http and https URLs on the public internet are browsable (§3.4)")
+                    format!(
+                        "{scheme}: URLs are not opened here: only http and https URLs on the public internet are browsable (§3.4)"
+                    )
                 ),
                 other => panic!("{url}: {other:?}"),
             }
@@ -268,7 +541,11 @@ fn closed_hosts_close_every_subdomain_in_both_modes() {
         ] {
             match scope.judge_url(url) {
                 Err(refusal @ Refusal::ClosedHost { .. }) => {
-                    assert!(refusal.to_string().contains("closed to agents by this deployment"))
+                    assert!(
+                        refusal
+                            .to_string()
+                            .contains("closed to agents by this deployment")
+                    )
                 }
                 other => panic!("{url}: {other:?}"),
             }
@@ -289,7 +566,14 @@ fn closed_hosts_close_every_subdomain_in_both_modes() {
 
 #[test]
 fn a_closed_host_entry_that_is_not_a_host_name_is_an_error_naming_it() {
-    for entry in ["", "https://x.test/", "10.0.0.1", "*.x.test", "x.test:80", "a..b"] {
+    for entry in [
+        "",
+        "https://x.test/",
+        "10.0.0.1",
+        "*.x.test",
+        "x.test:80",
+        "a..b",
+    ] {
         let err = Scope::new(
             ScopeSettings {
                 own_network_browsable: false,
@@ -307,7 +591,10 @@ fn unparseable_urls_are_refused_in_the_framework_words() {
     let scope = scope(false);
     for (input, words) in [
         ("example.com/page", "it is not an absolute URL"),
-        ("http://exa mple.com/", "its host is not a valid international domain name"),
+        (
+            "http://exa mple.com/",
+            "its host is not a valid international domain name",
+        ),
         ("http://a<b.com/", "its host"),
         ("http://example.com:99999/", "its port is not a number"),
         ("http://[::1/", "not a valid IPv6 address"),
@@ -327,7 +614,10 @@ fn connect_targets_are_judged_like_hosts() {
     let scope = scope(false);
     for authority in ["127.0.0.1:22", "[::1]:80", "0x7f.1:443", "localhost:80"] {
         assert!(
-            matches!(scope.judge_authority(authority), Err(Refusal::Address { .. })),
+            matches!(
+                scope.judge_authority(authority),
+                Err(Refusal::Address { .. })
+            ),
             "{authority}"
         );
     }
@@ -335,14 +625,25 @@ fn connect_targets_are_judged_like_hosts() {
         scope.judge_authority("a.intranet.test:443"),
         Err(Refusal::ClosedHost { .. })
     ));
-    for malformed in ["example.com", "user@example.com:443", "example.com:443/x", ""] {
+    for malformed in [
+        "example.com",
+        "user@example.com:443",
+        "example.com:443/x",
+        "",
+    ] {
         assert!(
-            matches!(scope.judge_authority(malformed), Err(Refusal::Unparseable { .. })),
+            matches!(
+                scope.judge_authority(malformed),
+                Err(Refusal::Unparseable { .. })
+            ),
             "{malformed}"
         );
     }
     let target = scope.judge_authority("example.com:443").unwrap();
-    assert_eq!((target.host, target.port), (TargetHost::Name("example.com".into()), 443));
+    assert_eq!(
+        (target.host, target.port),
+        (TargetHost::Name("example.com".into()), 443)
+    );
 }
 
 #[test]
@@ -351,7 +652,11 @@ fn boot_line_states_both_settings() {
         scope(false).boot_line(),
         "web scope: own network not browsable: only the public internet is open to agents; closed hosts (each with every subdomain): intranet.test, xn--bcher-kva.example"
     );
-    assert!(scope(true).boot_line().contains("own network DECLARED BROWSABLE"));
+    assert!(
+        scope(true)
+            .boot_line()
+            .contains("own network DECLARED BROWSABLE")
+    );
     let open = Scope::new(ScopeSettings::default(), Vec::new()).unwrap();
     assert!(open.boot_line().ends_with("no hosts closed"));
 }

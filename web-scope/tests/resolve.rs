@@ -55,7 +55,10 @@ async fn dns_server(zone: &[(&str, &[&str])]) -> SocketAddr {
                     }
                 }
             }
-            socket.send_to(&reply.to_vec().unwrap(), peer).await.unwrap();
+            socket
+                .send_to(&reply.to_vec().unwrap(), peer)
+                .await
+                .unwrap();
         }
     });
     address
@@ -85,9 +88,9 @@ fn scope(own_network_browsable: bool) -> Arc<Scope> {
 
 fn forbidden_rule(refusal: &Refusal) -> (Option<&str>, IpAddr, AddressRule) {
     match refusal {
-        Refusal::Address { host, forbidden, .. } => {
-            (host.as_deref(), forbidden.address, forbidden.rule)
-        }
+        Refusal::Address {
+            host, forbidden, ..
+        } => (host.as_deref(), forbidden.address, forbidden.rule),
         other => panic!("expected an address refusal, got {other:?}"),
     }
 }
@@ -101,10 +104,17 @@ async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
     assert_eq!(public.len(), 2);
     assert!(public.iter().all(|a| a.port() == 443));
 
-    let refusal = closed.resolve(&resolver, "private.test", 80).await.unwrap_err();
+    let refusal = closed
+        .resolve(&resolver, "private.test", 80)
+        .await
+        .unwrap_err();
     assert_eq!(
         forbidden_rule(&refusal),
-        (Some("private.test"), "10.0.0.1".parse().unwrap(), AddressRule::Private)
+        (
+            Some("private.test"),
+            "10.0.0.1".parse().unwrap(),
+            AddressRule::Private
+        )
     );
     assert_eq!(
         refusal.to_string(),
@@ -118,14 +128,24 @@ async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
     for name in ["mixed.test", "mixed6.test"] {
         let refusal = closed.resolve(&resolver, name, 80).await.unwrap_err();
         assert_eq!(forbidden_rule(&refusal).2, AddressRule::Loopback, "{name}");
-        assert_eq!(open.resolve(&resolver, name, 80).await.unwrap().len(), 2, "{name}");
+        assert_eq!(
+            open.resolve(&resolver, name, 80).await.unwrap().len(),
+            2,
+            "{name}"
+        );
     }
 
     for scope in [&open, &closed] {
-        let refusal = scope.resolve(&resolver, "metadata.test", 80).await.unwrap_err();
+        let refusal = scope
+            .resolve(&resolver, "metadata.test", 80)
+            .await
+            .unwrap_err();
         assert_eq!(forbidden_rule(&refusal).2, AddressRule::CloudMetadata);
         assert_eq!(
-            scope.resolve(&resolver, "nowhere.test", 80).await.unwrap_err(),
+            scope
+                .resolve(&resolver, "nowhere.test", 80)
+                .await
+                .unwrap_err(),
             Refusal::NoAddress {
                 host: "nowhere.test".into()
             }
@@ -164,8 +184,10 @@ async fn http_server(routes: Vec<(&'static str, String)>) -> (SocketAddr, Arc<At
                     Some((_, location)) => format!(
                         "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                     ),
-                    None => "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
-                        .to_owned(),
+                    None => {
+                        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+                            .to_owned()
+                    }
                 };
                 stream.write_all(response.as_bytes()).await.unwrap();
             });
@@ -180,19 +202,32 @@ async fn every_redirect_hop_and_every_resolved_name_is_judged() {
     let (server, _) = http_server(vec![
         ("/to-closed", "http://a.b.intranet.test/".into()),
         ("/to-file", "file:///etc/passwd".into()),
-        ("/to-metadata", "http://169.254.169.254/latest/meta-data/".into()),
+        (
+            "/to-metadata",
+            "http://169.254.169.254/latest/meta-data/".into(),
+        ),
         ("/to-hex", "http://0x7f.1/".into()),
         ("/loop", "/loop".into()),
     ])
     .await;
     let port = server.port();
     let scope = scope(true);
-    let client = client_builder(scope.clone(), resolver.clone()).build().unwrap();
+    let client = client_builder(scope.clone(), resolver.clone())
+        .build()
+        .unwrap();
 
-    let ok = client.get(format!("http://127.0.0.1:{port}/page")).send().await.unwrap();
+    let ok = client
+        .get(format!("http://127.0.0.1:{port}/page"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(ok.text().await.unwrap(), "hello");
     // A name answering loopback, pinned to the judged answer.
-    let ok = client.get(format!("http://loop.test:{port}/page")).send().await.unwrap();
+    let ok = client
+        .get(format!("http://loop.test:{port}/page"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(ok.status(), 200);
 
     let refused = |path: &'static str| {
@@ -203,10 +238,15 @@ async fn every_redirect_hop_and_every_resolved_name_is_judged() {
                 .send()
                 .await
                 .unwrap_err();
-            Refusal::find_in(&error).cloned().unwrap_or_else(|| panic!("{path}: {error:?}"))
+            Refusal::find_in(&error)
+                .cloned()
+                .unwrap_or_else(|| panic!("{path}: {error:?}"))
         }
     };
-    assert!(matches!(refused("/to-closed").await, Refusal::ClosedHost { .. }));
+    assert!(matches!(
+        refused("/to-closed").await,
+        Refusal::ClosedHost { .. }
+    ));
     // reqwest hands back a 3xx to a Location it cannot follow.
     let left = client
         .get(format!("http://127.0.0.1:{port}/to-file"))
@@ -229,7 +269,9 @@ async fn every_redirect_hop_and_every_resolved_name_is_judged() {
     // Undeclared, a redirect to another spelling of loopback is refused.
     // (The first URL is a literal, which the client never judges: web::fetch
     // calls judge_url first, which this test skips to reach the hop.)
-    let closed = client_builder(self::scope(false), resolver.clone()).build().unwrap();
+    let closed = client_builder(self::scope(false), resolver.clone())
+        .build()
+        .unwrap();
     let error = closed
         .get(format!("http://127.0.0.1:{port}/to-hex"))
         .send()
@@ -248,7 +290,11 @@ async fn every_redirect_hop_and_every_resolved_name_is_judged() {
     let refusal = Refusal::find_in(&error).expect("the resolver's refusal");
     assert_eq!(
         forbidden_rule(refusal),
-        (Some("mixed.test"), "127.0.0.1".parse().unwrap(), AddressRule::Loopback)
+        (
+            Some("mixed.test"),
+            "127.0.0.1".parse().unwrap(),
+            AddressRule::Loopback
+        )
     );
 }
 
@@ -257,7 +303,13 @@ async fn a_refused_name_never_reaches_the_server() {
     let resolver = Resolver::with_name_server(dns_server(ZONE).await).unwrap();
     let (server, connections) = http_server(Vec::new()).await;
     let client = client_builder(scope(false), resolver).build().unwrap();
-    for name in ["loop.test", "mixed.test", "mixed6.test", "localhost", "x.localhost"] {
+    for name in [
+        "loop.test",
+        "mixed.test",
+        "mixed6.test",
+        "localhost",
+        "x.localhost",
+    ] {
         let error = client
             .get(format!("http://{name}:{}/", server.port()))
             .send()

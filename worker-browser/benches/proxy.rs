@@ -35,14 +35,18 @@ async fn run() {
         Vec::new(),
     )
     .expect("empty settings are valid");
-    let resolver = Resolver::with_name_server("127.0.0.1:9".parse().expect("an address"))
-        .expect("a resolver");
+    let resolver =
+        Resolver::with_name_server("127.0.0.1:9".parse().expect("an address")).expect("a resolver");
     let proxy = EgressProxy::start(Arc::new(scope), resolver)
         .await
         .expect("the proxy starts");
 
     let url = format!("http://{upstream}/page");
-    let direct = measure(upstream, &format!("GET /page HTTP/1.1\r\nHost: {upstream}\r\n\r\n")).await;
+    let direct = measure(
+        upstream,
+        &format!("GET /page HTTP/1.1\r\nHost: {upstream}\r\n\r\n"),
+    )
+    .await;
     let proxied = measure(
         proxy.address(),
         &format!("GET {url} HTTP/1.1\r\nHost: {upstream}\r\nProxy-Connection: keep-alive\r\n\r\n"),
@@ -50,9 +54,20 @@ async fn run() {
     .await;
     let (d50, d90) = (percentile(&direct, 50), percentile(&direct, 90));
     let (p50, p90) = (percentile(&proxied, 50), percentile(&proxied, 90));
-    println!("egress proxy, {SAMPLES} GETs of a {} byte page on loopback", PAGE.len());
-    println!("  direct:  p50 {:>8.1} µs  p90 {:>8.1} µs", micros(d50), micros(d90));
-    println!("  proxied: p50 {:>8.1} µs  p90 {:>8.1} µs", micros(p50), micros(p90));
+    println!(
+        "egress proxy, {SAMPLES} GETs of a {} byte page on loopback",
+        PAGE.len()
+    );
+    println!(
+        "  direct:  p50 {:>8.1} µs  p90 {:>8.1} µs",
+        micros(d50),
+        micros(d90)
+    );
+    println!(
+        "  proxied: p50 {:>8.1} µs  p90 {:>8.1} µs",
+        micros(p50),
+        micros(p90)
+    );
     println!(
         "  overhead: p50 {:.1} µs, p90 {:.1} µs (target: p50 under 1000 µs)",
         micros(p50.saturating_sub(d50)),
@@ -113,7 +128,8 @@ async fn upstream() -> SocketAddr {
                 let mut buf = vec![0u8; 8192];
                 let mut pending = Vec::new();
                 let mut response =
-                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", PAGE.len()).into_bytes();
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", PAGE.len())
+                        .into_bytes();
                 response.extend_from_slice(PAGE);
                 loop {
                     while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {

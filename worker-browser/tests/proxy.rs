@@ -136,12 +136,18 @@ async fn declared_own_network_forwards_a_get_without_proxy_headers() {
     let answer = exchange(&proxy, &get(&url)).await;
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
     assert!(answer.ends_with("hello"), "{answer}");
-    assert!(!answer.to_ascii_lowercase().contains("keep-alive: timeout"), "{answer}");
+    assert!(
+        !answer.to_ascii_lowercase().contains("keep-alive: timeout"),
+        "{answer}"
+    );
     let heads = upstream.heads.lock().unwrap().clone();
     assert_eq!(heads.len(), 1);
     let head = heads[0].to_ascii_lowercase();
     assert!(head.starts_with("get /page?q=1 http/1.1\r\n"), "{head}");
-    assert!(head.contains(&format!("host: {}\r\n", upstream.address)), "{head}");
+    assert!(
+        head.contains(&format!("host: {}\r\n", upstream.address)),
+        "{head}"
+    );
     assert!(!head.contains("proxy-"), "{head}");
 }
 
@@ -149,7 +155,10 @@ async fn declared_own_network_forwards_a_get_without_proxy_headers() {
 async fn declared_own_network_tunnels_a_connect() {
     let upstream = Upstream::start().await;
     let proxy = proxy(true).await;
-    for authority in [upstream.address.to_string(), format!("localhost:{}", upstream.address.port())] {
+    for authority in [
+        upstream.address.to_string(),
+        format!("localhost:{}", upstream.address.port()),
+    ] {
         let mut tunnel = connect(&proxy, &authority).await.unwrap();
         tunnel
             .write_all(b"GET /through HTTP/1.1\r\nHost: upstream\r\nConnection: close\r\n\r\n")
@@ -157,7 +166,10 @@ async fn declared_own_network_tunnels_a_connect() {
             .unwrap();
         let mut answer = String::new();
         tunnel.read_to_string(&mut answer).await.unwrap();
-        assert!(answer.starts_with("HTTP/1.1 200 OK") && answer.ends_with("hello"), "{answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 200 OK") && answer.ends_with("hello"),
+            "{answer}"
+        );
     }
     assert!(upstream.heads.lock().unwrap()[0].starts_with("GET /through HTTP/1.1"));
 }
@@ -172,7 +184,9 @@ async fn undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_sil
     assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
     assert!(answer.ends_with(LOOPBACK_REFUSAL), "{answer}");
 
-    let answer = connect(&proxy, &upstream.address.to_string()).await.unwrap_err();
+    let answer = connect(&proxy, &upstream.address.to_string())
+        .await
+        .unwrap_err();
     assert!(answer.starts_with("HTTP/1.1 403 Forbidden"), "{answer}");
     assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
     assert_eq!(upstream.connections(), 0);
@@ -182,23 +196,45 @@ async fn undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_sil
     let log = proxy.log();
     let refusal = log.refusal_for(&Url::parse(&url).unwrap()).unwrap();
     assert_eq!(refusal.to_string(), LOOPBACK_REFUSAL);
-    let https = Url::parse(&format!("https://127.0.0.1:{}/other", upstream.address.port())).unwrap();
-    assert!(matches!(log.refusal_for(&https), Some(Refusal::Address { .. })));
-    assert!(log.refusal_for(&Url::parse("https://example.com/").unwrap()).is_none());
+    let https = Url::parse(&format!(
+        "https://127.0.0.1:{}/other",
+        upstream.address.port()
+    ))
+    .unwrap();
+    assert!(matches!(
+        log.refusal_for(&https),
+        Some(Refusal::Address { .. })
+    ));
+    assert!(
+        log.refusal_for(&Url::parse("https://example.com/").unwrap())
+            .is_none()
+    );
 }
 
 #[tokio::test]
 async fn raw_attempts_on_the_proxy_are_refused_naming_the_address() {
     let proxy = proxy(false).await;
-    for (authority, named) in [("127.0.0.1:22", "127.0.0.1"), ("[::1]:80", "::1"), ("0x7f.1:443", "127.0.0.1")] {
+    for (authority, named) in [
+        ("127.0.0.1:22", "127.0.0.1"),
+        ("[::1]:80", "::1"),
+        ("0x7f.1:443", "127.0.0.1"),
+    ] {
         let answer = connect(&proxy, authority).await.unwrap_err();
         assert!(answer.starts_with("HTTP/1.1 403"), "{authority}: {answer}");
-        assert!(refusal_header(&answer).starts_with(&format!("{named} is a loopback address")), "{answer}");
+        assert!(
+            refusal_header(&answer).starts_with(&format!("{named} is a loopback address")),
+            "{answer}"
+        );
     }
     let answer = exchange(&proxy, &get("http://0x7f.1/")).await;
     assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     assert_eq!(refusal_header(&answer), LOOPBACK_REFUSAL);
-    assert!(proxy.log().refusal_for(&Url::parse("http://0x7f.1/").unwrap()).is_some());
+    assert!(
+        proxy
+            .log()
+            .refusal_for(&Url::parse("http://0x7f.1/").unwrap())
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -211,7 +247,10 @@ async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
         )
         .await;
         assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
-        assert!(refusal_header(&answer).starts_with("file: URLs are not opened here"), "{answer}");
+        assert!(
+            refusal_header(&answer).starts_with("file: URLs are not opened here"),
+            "{answer}"
+        );
         // No authority at all: hyper refuses to read it as a request.
         let answer = exchange(
             &proxy,
@@ -221,10 +260,17 @@ async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
         assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
         assert!(!answer.contains("root:"), "{answer}");
 
-        for authority in ["intranet.test:443", "WIKI.Intranet.Test.:443", "a.b.intranet.test:80"] {
+        for authority in [
+            "intranet.test:443",
+            "WIKI.Intranet.Test.:443",
+            "a.b.intranet.test:80",
+        ] {
             let answer = connect(&proxy, authority).await.unwrap_err();
             assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
-            assert!(refusal_header(&answer).contains("is closed to agents by this deployment"), "{answer}");
+            assert!(
+                refusal_header(&answer).contains("is closed to agents by this deployment"),
+                "{answer}"
+            );
         }
         let answer = connect(&proxy, "169.254.169.254:80").await.unwrap_err();
         assert!(refusal_header(&answer).starts_with("169.254.169.254 is a cloud metadata address"));
@@ -232,7 +278,9 @@ async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
             .log()
             .refusal_for(&Url::parse("http://169.254.169.254/latest/meta-data/").unwrap())
             .unwrap();
-        let Refusal::Address { forbidden, .. } = refusal else { panic!("{refusal:?}") };
+        let Refusal::Address { forbidden, .. } = refusal else {
+            panic!("{refusal:?}")
+        };
         assert_eq!(forbidden.rule, AddressRule::CloudMetadata);
     }
 }
@@ -240,7 +288,11 @@ async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
 #[tokio::test]
 async fn an_origin_form_request_is_not_a_proxy_request() {
     let proxy = proxy(true).await;
-    let answer = exchange(&proxy, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n").await;
+    let answer = exchange(
+        &proxy,
+        "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("is not a proxy request"), "{answer}");
 }
@@ -250,7 +302,9 @@ async fn shutting_down_closes_open_tunnels() {
     let upstream = Upstream::start().await;
     let proxy = proxy(true).await;
     let address = proxy.address();
-    let mut tunnel = connect(&proxy, &upstream.address.to_string()).await.unwrap();
+    let mut tunnel = connect(&proxy, &upstream.address.to_string())
+        .await
+        .unwrap();
     proxy.shutdown().await;
     let mut rest = Vec::new();
     // The tunnel ends (EOF or reset) instead of staying open.

@@ -36,12 +36,19 @@ impl DiagnosingVerifier {
     ) -> Result<Self, rustls::client::VerifierBuilderError> {
         let algorithms = provider.signature_verification_algorithms;
         let inner = WebPkiServerVerifier::builder_with_provider(roots, provider).build()?;
-        Ok(Self { inner, algorithms, found: Mutex::new(HashMap::new()) })
+        Ok(Self {
+            inner,
+            algorithms,
+            found: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The problem the last failed verification for `host` met, taken out.
     pub fn take(&self, host: &str) -> Option<CertificateProblem> {
-        self.found.lock().unwrap_or_else(PoisonError::into_inner).remove(&host.to_ascii_lowercase())
+        self.found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&host.to_ascii_lowercase())
     }
 
     fn record(&self, host: &str, problem: Option<CertificateProblem>) {
@@ -70,7 +77,13 @@ impl ServerCertVerifier for DiagnosingVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let verdict = self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        let verdict = self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
         let problem = verdict
             .as_ref()
             .err()
@@ -123,15 +136,19 @@ pub fn diagnose(
     #[allow(deprecated)] // matched so that an older verifier's plain variant is still read
     let problem = match error {
         CertificateError::Expired => P::Expired { not_after: None },
-        CertificateError::ExpiredContext { not_after, .. } => P::Expired { not_after: date(*not_after) },
+        CertificateError::ExpiredContext { not_after, .. } => P::Expired {
+            not_after: date(*not_after),
+        },
         CertificateError::NotValidYet => P::NotYetValid { not_before: None },
-        CertificateError::NotValidYetContext { not_before, .. } => {
-            P::NotYetValid { not_before: date(*not_before) }
-        }
-        CertificateError::NotValidForName => P::WrongName { presented: Vec::new() },
-        CertificateError::NotValidForNameContext { presented, .. } => {
-            P::WrongName { presented: presented.iter().map(|n| bare_name(n)).collect() }
-        }
+        CertificateError::NotValidYetContext { not_before, .. } => P::NotYetValid {
+            not_before: date(*not_before),
+        },
+        CertificateError::NotValidForName => P::WrongName {
+            presented: Vec::new(),
+        },
+        CertificateError::NotValidForNameContext { presented, .. } => P::WrongName {
+            presented: presented.iter().map(|n| bare_name(n)).collect(),
+        },
         CertificateError::UnknownIssuer => {
             if self_signed(end_entity, now, algorithms) {
                 P::SelfSigned
@@ -148,7 +165,9 @@ pub fn diagnose(
         CertificateError::UnknownRevocationStatus
         | CertificateError::ExpiredRevocationList
         | CertificateError::ExpiredRevocationListContext { .. } => P::Other(O::RevocationUnknown),
-        CertificateError::BadEncoding | CertificateError::UnhandledCriticalExtension => P::Other(O::Malformed),
+        CertificateError::BadEncoding | CertificateError::UnhandledCriticalExtension => {
+            P::Other(O::Malformed)
+        }
         CertificateError::BadSignature => P::Other(O::BadSignature),
         CertificateError::UnsupportedSignatureAlgorithm
         | CertificateError::UnsupportedSignatureAlgorithmContext { .. }
@@ -164,7 +183,11 @@ pub fn diagnose(
 }
 
 /// Whether the certificate is signed by its own key: trusted as its own root, it verifies.
-fn self_signed(end_entity: &CertificateDer<'_>, now: UnixTime, algorithms: &WebPkiSupportedAlgorithms) -> bool {
+fn self_signed(
+    end_entity: &CertificateDer<'_>,
+    now: UnixTime,
+    algorithms: &WebPkiSupportedAlgorithms,
+) -> bool {
     let mut itself = RootCertStore::empty();
     if itself.add(end_entity.clone()).is_err() {
         return false;

@@ -72,7 +72,8 @@ pub enum Route {
 }
 
 fn day(at: &Option<DateTime<Utc>>) -> String {
-    at.map(|t| format!(" on {}", t.format("%Y-%m-%d %H:%M UTC"))).unwrap_or_default()
+    at.map(|t| format!(" on {}", t.format("%Y-%m-%d %H:%M UTC")))
+        .unwrap_or_default()
 }
 
 impl CertificateProblem {
@@ -91,7 +92,9 @@ impl CertificateProblem {
 
     /// The failure as the model reads it. `host` is the name that was asked for.
     pub fn describe(&self, host: &str, route: Route, holds: &dyn Holds) -> String {
-        let opening = format!("The certificate {host} presented did not verify, so nothing was read from it: ");
+        let opening = format!(
+            "The certificate {host} presented did not verify, so nothing was read from it: "
+        );
         let site = " The fault is the site's; nothing here can fix it.";
         let what = match self {
             Self::MissingIntermediates => {
@@ -108,8 +111,14 @@ impl CertificateProblem {
             }
             Self::Expired { not_after } => format!("it expired{}.{site}", day(not_after)),
             Self::NotYetValid { not_before } => {
-                format!("it is not valid until{}, so the site is using it too early.{site}",
-                    if not_before.is_some() { day(not_before) } else { " a later date".to_owned() })
+                format!(
+                    "it is not valid until{}, so the site is using it too early.{site}",
+                    if not_before.is_some() {
+                        day(not_before)
+                    } else {
+                        " a later date".to_owned()
+                    }
+                )
             }
             Self::OutsideValidity => format!("it has expired or is not valid yet.{site}"),
             Self::SelfSigned => format!(
@@ -122,8 +131,15 @@ impl CertificateProblem {
             Self::WrongName { presented } => {
                 let names: Vec<&str> = presented.iter().take(5).map(String::as_str).collect();
                 let more = presented.len().saturating_sub(names.len());
-                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-                format!("it was issued for {}{more}, not {host}.{site}", names.join(", "))
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "it was issued for {}{more}, not {host}.{site}",
+                    names.join(", ")
+                )
             }
             Self::UntrustedIssuer => "it was issued by an authority nothing here trusts. That is \
                  either the site, using an authority of its own or an unrecognised one, or this \

@@ -18,7 +18,10 @@ pub fn decode(hex: &str) -> Option<String> {
     }
     let bytes: Vec<u8> = (0..hex.len())
         .step_by(2)
-        .map(|i| hex.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()))
+        .map(|i| {
+            hex.get(i..i + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+        })
         .collect::<Option<_>>()?;
     let (key, cipher) = bytes.split_first()?;
     let plain: Vec<u8> = cipher.iter().map(|b| b ^ key).collect();
@@ -39,7 +42,8 @@ pub(crate) fn uncloak(node: &Handle) -> bool {
     }
     if dom::is(node, "a") {
         let address = dom::with_attr(node, "href", |href| {
-            href.find(LINK_MARKER).and_then(|at| decode(&href[at + LINK_MARKER.len()..]))
+            href.find(LINK_MARKER)
+                .and_then(|at| decode(&href[at + LINK_MARKER.len()..]))
         });
         if let Some(address) = address.flatten() {
             dom::set_attr(node, "href", &format!("mailto:{address}"));

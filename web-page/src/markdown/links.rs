@@ -19,7 +19,9 @@ pub(crate) fn base_of(base_element: &Handle, page: &Url) -> Option<Url> {
 pub(crate) fn resolve(node: &Handle, tag: &str, base: &Url) -> bool {
     match tag {
         "a" | "area" => {
-            let Some(target) = dom::with_attr(node, "href", |href| base.join(href.trim()).ok()).flatten() else {
+            let Some(target) =
+                dom::with_attr(node, "href", |href| base.join(href.trim()).ok()).flatten()
+            else {
                 return false;
             };
             if target.scheme() == "javascript" {

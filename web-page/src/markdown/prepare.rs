@@ -23,7 +23,12 @@ pub(crate) struct Prepared {
 }
 
 pub(crate) fn prepare(root: &Handle, page: &Url) -> Prepared {
-    let mut found = Prepared { title: None, scripts: 0, asks_for_javascript: false, mains: Vec::new() };
+    let mut found = Prepared {
+        title: None,
+        scripts: 0,
+        asks_for_javascript: false,
+        mains: Vec::new(),
+    };
     let mut base = page.clone();
     let mut stack = vec![(root.clone(), 0usize)];
     while let Some((node, depth)) = stack.pop() {
@@ -62,7 +67,11 @@ pub(crate) fn prepare(root: &Handle, page: &Url) -> Prepared {
         if cfemail::uncloak(&node) || links::resolve(&node, tag, &base) {
             continue;
         }
-        if tag == "main" || dom::with_attr(&node, "role", |r| r.split_whitespace().next() == Some("main")) == Some(true) {
+        if tag == "main"
+            || dom::with_attr(&node, "role", |r| {
+                r.split_whitespace().next() == Some("main")
+            }) == Some(true)
+        {
             found.mains.push(node.clone());
         }
         push_children(&mut stack, &node, depth);
@@ -71,14 +80,21 @@ pub(crate) fn prepare(root: &Handle, page: &Url) -> Prepared {
 }
 
 fn push_children(stack: &mut Vec<(Handle, usize)>, node: &Handle, depth: usize) {
-    stack.extend(node.children.borrow().iter().rev().map(|c| (c.clone(), depth + 1)));
+    stack.extend(
+        node.children
+            .borrow()
+            .iter()
+            .rev()
+            .map(|c| (c.clone(), depth + 1)),
+    );
 }
 
 fn read_head(head: &Handle, page: &Url, found: &mut Prepared, base: &mut Url) {
     for node in dom::descendants(head) {
         match dom::tag(&node) {
             Some("title") if found.title.is_none() => {
-                found.title = Some(collapse_whitespace(&dom::text_content(&node))).filter(|t| !t.is_empty());
+                found.title =
+                    Some(collapse_whitespace(&dom::text_content(&node))).filter(|t| !t.is_empty());
             }
             Some("base") if *base == *page => {
                 if let Some(declared) = links::base_of(&node, page) {

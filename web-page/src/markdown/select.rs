@@ -54,5 +54,8 @@ pub(crate) fn render_select(_: &dyn Handlers, element: Element) -> Option<Handle
         }
     }
     out.push(']');
-    Some(HandlerResult { content: format!(" {out} "), markdown_translated: true })
+    Some(HandlerResult {
+        content: format!(" {out} "),
+        markdown_translated: true,
+    })
 }

@@ -9,8 +9,14 @@ use super::{PAGE_URL, markdown_of, page, url};
 fn a_news_page_reads_as_markdown_of_its_article() {
     let read = markdown_of(&page("news.html"));
     let md = &read.markdown;
-    assert_eq!(read.title.as_deref(), Some("Harbour bridge reopens after repairs | The Coastal Times"));
-    assert!(md.starts_with("# Harbour bridge reopens after repairs"), "{md}");
+    assert_eq!(
+        read.title.as_deref(),
+        Some("Harbour bridge reopens after repairs | The Coastal Times")
+    );
+    assert!(
+        md.starts_with("# Harbour bridge reopens after repairs"),
+        "{md}"
+    );
     assert!(md.contains("**eight months**"), "{md}");
     // The article's own header and footer are the article's, not the page's.
     assert!(md.contains("By Ana Ruiz"), "{md}");
@@ -25,7 +31,10 @@ fn an_image_is_its_alt_text_alone() {
         assert!(!md.contains(address), "{address} in {md}");
     }
     let whole = read_html(&page("news.html"), &url(PAGE_URL), true).markdown;
-    assert!(whole.contains("The Coastal Times"), "the logo's alt text: {whole}");
+    assert!(
+        whole.contains("The Coastal Times"),
+        "the logo's alt text: {whole}"
+    );
     assert!(!whole.contains("logo.svg"), "{whole}");
     let no_alt = markdown_of(r#"<p>Before <img src="/pixel.gif"> after</p>"#).markdown;
     assert_eq!(no_alt, "Before after");
@@ -34,14 +43,20 @@ fn an_image_is_its_alt_text_alone() {
 #[test]
 fn links_are_absolute_against_the_page() {
     let md = markdown_of(&page("news.html")).markdown;
-    assert!(md.contains("[engineers' report](https://coastal.example/news/reports/bridge-2026.pdf)"), "{md}");
+    assert!(
+        md.contains("[engineers' report](https://coastal.example/news/reports/bridge-2026.pdf)"),
+        "{md}"
+    );
     assert!(md.contains("(https://coastal.example/a)"), "{md}");
 }
 
 #[test]
 fn a_base_element_sets_what_links_resolve_against() {
     let html = r#"<head><base href="https://cdn.example/docs/v2/"></head><body><a href="intro.html">Intro</a></body>"#;
-    assert_eq!(markdown_of(html).markdown, "[Intro](https://cdn.example/docs/v2/intro.html)");
+    assert_eq!(
+        markdown_of(html).markdown,
+        "[Intro](https://cdn.example/docs/v2/intro.html)"
+    );
 }
 
 #[test]
@@ -70,8 +85,15 @@ fn hidden_elements_script_style_and_templates_are_not_read() {
     assert!(md.contains("Visible text."), "{md}");
     assert!(md.contains("Open dialog"), "{md}");
     for gone in [
-        "Inline display none", "Invisible", "Hidden attribute", "Aria hidden", "Template body",
-        "script text", "style text", "Closed dialog", "Iframe fallback",
+        "Inline display none",
+        "Invisible",
+        "Hidden attribute",
+        "Aria hidden",
+        "Template body",
+        "script text",
+        "style text",
+        "Closed dialog",
+        "Iframe fallback",
     ] {
         assert!(!md.contains(gone), "{gone} in {md}");
     }
@@ -80,7 +102,13 @@ fn hidden_elements_script_style_and_templates_are_not_read() {
 #[test]
 fn the_news_page_hides_nothing_it_should_show_and_shows_nothing_it_hides() {
     let md = read_html(&page("news.html"), &url(PAGE_URL), true).markdown;
-    for gone in ["Advertisement", "Subscriber-only", "Decorative ornament", "dataLayer", "font-family"] {
+    for gone in [
+        "Advertisement",
+        "Subscriber-only",
+        "Decorative ornament",
+        "dataLayer",
+        "font-family",
+    ] {
         assert!(!md.contains(gone), "{gone} in {md}");
     }
 }
@@ -88,7 +116,10 @@ fn the_news_page_hides_nothing_it_should_show_and_shows_nothing_it_hides() {
 #[test]
 fn a_cloudflare_cloaked_address_reads_as_the_browser_shows_it() {
     let md = markdown_of(&page("news.html")).markdown;
-    assert!(md.contains("[newsroom@coastaltimes.com](mailto:newsroom@coastaltimes.com)"), "{md}");
+    assert!(
+        md.contains("[newsroom@coastaltimes.com](mailto:newsroom@coastaltimes.com)"),
+        "{md}"
+    );
     assert!(!md.contains("email protected"), "{md}");
     assert!(!md.contains("cdn-cgi"), "{md}");
 }
@@ -96,13 +127,25 @@ fn a_cloudflare_cloaked_address_reads_as_the_browser_shows_it() {
 #[test]
 fn the_decoding_is_cloudflares() {
     // Key 0x42, then "a@b.c" XOR 0x42.
-    assert_eq!(decode_cloudflare_email("422302206c21").as_deref(), Some("a@b.c"));
-    assert_eq!(decode_cloudflare_email("c5aba0b2b6b7aaaaa885a6aaa4b6b1a4a9b1aca8a0b6eba6aaa8").as_deref(),
-        Some("newsroom@coastaltimes.com"));
+    assert_eq!(
+        decode_cloudflare_email("422302206c21").as_deref(),
+        Some("a@b.c")
+    );
+    assert_eq!(
+        decode_cloudflare_email("c5aba0b2b6b7aaaaa885a6aaa4b6b1a4a9b1aca8a0b6eba6aaa8").as_deref(),
+        Some("newsroom@coastaltimes.com")
+    );
     // UTF-8 decoded as the script's decodeURIComponent(escape(...)) does: "é@x.y" under key 0x10.
-    assert_eq!(decode_cloudflare_email("10d3").as_deref(), None, "a lone UTF-8 lead byte does not decode");
+    assert_eq!(
+        decode_cloudflare_email("10d3").as_deref(),
+        None,
+        "a lone UTF-8 lead byte does not decode"
+    );
     let key = 0x10u8;
-    let hex: String = std::iter::once(key).chain("é@x.y".bytes().map(|b| b ^ key)).map(|b| format!("{b:02x}")).collect();
+    let hex: String = std::iter::once(key)
+        .chain("é@x.y".bytes().map(|b| b ^ key))
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(decode_cloudflare_email(&hex).as_deref(), Some("é@x.y"));
 }
 
@@ -114,7 +157,10 @@ fn a_cloak_that_does_not_decode_is_left_as_served() {
     let html = r#"<p>Write to <a href="/cdn-cgi/l/email-protection#zz11"><span class="__cf_email__" data-cfemail="4223022">[email&#160;protected]</span></a></p>"#;
     let md = markdown_of(html).markdown;
     assert!(md.contains("email\u{a0}protected"), "{md}");
-    assert!(md.contains("https://coastal.example/cdn-cgi/l/email-protection#zz11"), "{md}");
+    assert!(
+        md.contains("https://coastal.example/cdn-cgi/l/email-protection#zz11"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -125,13 +171,30 @@ fn a_drop_down_lists_its_options_inline_bounded() {
             format!("<option value=\"c{n}\"{selected}>Country {n}</option>")
         })
         .collect();
-    let html = format!(r#"<form><label>Country <select name="country">{options}</select></label></form>"#);
+    let html =
+        format!(r#"<form><label>Country <select name="country">{options}</select></label></form>"#);
     let md = markdown_of(&html).markdown;
-    assert!(md.contains(r#"[drop-down "country": "Country 1", "Country 2""#), "{md}");
-    assert!(md.contains(&format!("\"Country {SELECT_OPTIONS_SHOWN}\"")), "{md}");
-    assert!(!md.contains(&format!("\"Country {}\"", SELECT_OPTIONS_SHOWN + 1)), "{md}");
-    assert!(md.contains("and 280 more options (\"Country 250\" selected among them)]"), "{md}");
-    assert!(md.chars().count() < 600, "bounded: {} characters", md.chars().count());
+    assert!(
+        md.contains(r#"[drop-down "country": "Country 1", "Country 2""#),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("\"Country {SELECT_OPTIONS_SHOWN}\"")),
+        "{md}"
+    );
+    assert!(
+        !md.contains(&format!("\"Country {}\"", SELECT_OPTIONS_SHOWN + 1)),
+        "{md}"
+    );
+    assert!(
+        md.contains("and 280 more options (\"Country 250\" selected among them)]"),
+        "{md}"
+    );
+    assert!(
+        md.chars().count() < 600,
+        "bounded: {} characters",
+        md.chars().count()
+    );
 }
 
 #[test]
@@ -149,27 +212,43 @@ fn a_noscript_fallback_is_read_and_a_plea_for_javascript_is_not() {
         <noscript><p>Call us on 555 0100 to book.</p></noscript>
         <noscript>Please enable JavaScript for the best experience.</noscript></main>"#;
     let read = markdown_of(html);
-    assert!(read.markdown.contains("Call us on 555 0100"), "{}", read.markdown);
-    assert!(!read.markdown.contains("enable JavaScript"), "{}", read.markdown);
+    assert!(
+        read.markdown.contains("Call us on 555 0100"),
+        "{}",
+        read.markdown
+    );
+    assert!(
+        !read.markdown.contains("enable JavaScript"),
+        "{}",
+        read.markdown
+    );
     assert!(read.asks_for_javascript);
 }
 
 #[test]
 fn a_page_nested_past_the_converters_depth_keeps_its_text() {
     let depth = 5_000;
-    let html = format!("{}<p>deep text</p>{}", "<div>".repeat(depth), "</div>".repeat(depth));
+    let html = format!(
+        "{}<p>deep text</p>{}",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    );
     let read = markdown_of(&html);
     assert!(read.markdown.contains("deep text"), "{}", read.markdown);
 }
 
 #[test]
 fn a_declared_charset_decodes_the_body() {
-    use collegium_web_page::{Reading, Response, classify, Fetched};
+    use collegium_web_page::{Fetched, Reading, Response, classify};
     // "Café" in windows-1252.
     let body = b"<html><body><p>Caf\xe9 cr\xe8me</p></body></html>";
     for content_type in ["text/html; charset=windows-1252", "text/html"] {
         let meta_body = [b"<meta charset=\"windows-1252\">".as_slice(), body].concat();
-        let body: &[u8] = if content_type == "text/html" { &meta_body } else { body };
+        let body: &[u8] = if content_type == "text/html" {
+            &meta_body
+        } else {
+            body
+        };
         let page_url = url(PAGE_URL);
         let response = Response {
             requested: &page_url,
@@ -180,7 +259,9 @@ fn a_declared_charset_decodes_the_body() {
             body,
             retried: None,
         };
-        let Fetched::Page(page) = classify(&response, &Reading::default()) else { panic!("a page") };
+        let Fetched::Page(page) = classify(&response, &Reading::default()) else {
+            panic!("a page")
+        };
         assert_eq!(page.text, "Café crème", "{content_type}");
     }
 }

@@ -4,13 +4,18 @@ use collegium_web_page::{Reading, View, WINDOW_CHARS, render_view, view, window}
 
 fn long_text() -> String {
     // Lines of mixed scripts, so a byte cut would land inside a character.
-    (0..2_000).map(|n| format!("Line {n}: 東京 naïve café — 🦀 crab {n}\n")).collect()
+    (0..2_000)
+        .map(|n| format!("Line {n}: 東京 naïve café — 🦀 crab {n}\n"))
+        .collect()
 }
 
 #[test]
 fn a_short_text_is_shown_whole() {
     let shown = window("short text", 0);
-    assert_eq!((shown.offset, shown.end, shown.total, shown.text), (0, 10, 10, "short text"));
+    assert_eq!(
+        (shown.offset, shown.end, shown.total, shown.text),
+        (0, 10, 10, "short text")
+    );
     assert_eq!(shown.next_offset(), None);
 }
 
@@ -33,8 +38,14 @@ fn a_long_text_is_shown_a_window_at_a_time_and_the_windows_rebuild_it() {
         windows += 1;
         match shown.next_offset() {
             Some(next) => {
-                assert!(shown.text.ends_with('\n'), "a window ends between lines where it can");
-                assert!(width > WINDOW_CHARS - 1_000, "and not far short of its width: {width}");
+                assert!(
+                    shown.text.ends_with('\n'),
+                    "a window ends between lines where it can"
+                );
+                assert!(
+                    width > WINDOW_CHARS - 1_000,
+                    "and not far short of its width: {width}"
+                );
                 offset = next;
             }
             None => break,
@@ -59,7 +70,16 @@ fn an_offset_past_the_end_says_how_long_the_text_is() {
     assert!(shown.past_end());
     assert_eq!(shown.text, "");
     let mut out = String::new();
-    render_view(&view("abc", &Reading { offset: Some(10), ..Reading::default() }), &mut out);
+    render_view(
+        &view(
+            "abc",
+            &Reading {
+                offset: Some(10),
+                ..Reading::default()
+            },
+        ),
+        &mut out,
+    );
     assert_eq!(out, "Offset 10 is past the end: the text has 3 characters.");
 }
 
@@ -67,14 +87,33 @@ fn an_offset_past_the_end_says_how_long_the_text_is() {
 fn a_window_says_the_total_what_is_not_shown_and_where_to_read_on() {
     let text = long_text();
     let total = text.chars().count();
-    let shown = view(&text, &Reading { offset: Some(5), ..Reading::default() });
-    let View::Window { end, .. } = &shown else { panic!("a window") };
+    let shown = view(
+        &text,
+        &Reading {
+            offset: Some(5),
+            ..Reading::default()
+        },
+    );
+    let View::Window { end, .. } = &shown else {
+        panic!("a window")
+    };
     let mut out = String::new();
     render_view(&shown, &mut out);
     let thousands = collegium_web_page::thousands;
-    assert!(out.starts_with(&format!("Characters 5–{} of {}:", thousands(*end), thousands(total))), "{}", &out[..80]);
     assert!(
-        out.ends_with(&format!("[{} more characters follow; read on from offset {end}.]", thousands(total - end))),
+        out.starts_with(&format!(
+            "Characters 5–{} of {}:",
+            thousands(*end),
+            thousands(total)
+        )),
+        "{}",
+        &out[..80]
+    );
+    assert!(
+        out.ends_with(&format!(
+            "[{} more characters follow; read on from offset {end}.]",
+            thousands(total - end)
+        )),
         "{}",
         &out[out.len() - 120..]
     );

@@ -42,7 +42,10 @@ fn list(addresses: &[SocketAddr]) -> String {
 }
 
 /// Connects to the first judged address that accepts.
-pub async fn dial(host: &str, addresses: &[SocketAddr]) -> Result<(TcpStream, SocketAddr), DialError> {
+pub async fn dial(
+    host: &str,
+    addresses: &[SocketAddr],
+) -> Result<(TcpStream, SocketAddr), DialError> {
     let mut kind = io::ErrorKind::NotFound;
     for address in addresses {
         match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {

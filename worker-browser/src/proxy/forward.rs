@@ -61,10 +61,11 @@ pub async fn forward(shared: Arc<Shared>, mut request: Request<Incoming>) -> Res
             return plain(StatusCode::BAD_GATEWAY, e.to_string());
         }
     };
-    let (mut sender, connection) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
-        Ok(handshake) => handshake,
-        Err(_) => return closed_early(&url),
-    };
+    let (mut sender, connection) =
+        match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
+            Ok(handshake) => handshake,
+            Err(_) => return closed_early(&url),
+        };
     let connection_shared = shared.clone();
     tokio::spawn(async move {
         tokio::select! {

@@ -17,7 +17,7 @@ mod log;
 mod refuse;
 mod server;
 
-pub use log::{ProxyLog, RefusalRecord, REFUSALS_KEPT};
+pub use log::{ProxyLog, REFUSALS_KEPT, RefusalRecord};
 pub use server::{EgressProxy, ProxyError, RunningProxy};
 
 /// The response header a refused request carries the refusal text in.

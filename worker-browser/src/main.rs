@@ -1,0 +1,158 @@
+//! `collegium-worker-browser serve`: the browser worker (ARCHITECTURE §4).
+//! It runs as its own unprivileged user (`collegium-browser`), sets
+//! no-new-privileges before its runtime starts, and serves the web tools
+//! this build has, every request held to the address policy it is given on
+//! its command line (§3.4). It never reads the deployment's configuration,
+//! whose secrets are not its to hold; the daemon holds it to the
+//! configuration's `[web]` at the handshake instead. It prints `ready` once
+//! its socket accepts connections and stops on SIGTERM.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use collegium_web_scope::{Scope, ScopeSettings};
+use collegium_worker_browser::service::{BrowserWorker, NAMESPACE};
+use collegium_worker_kit::serve::{PeerPolicy, serve};
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Parser)]
+#[command(
+    name = "collegium-worker-browser",
+    about = "web::fetch and web::search, every request held to the deployment's address policy"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the web tools.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// The deployment's runtime directory; the socket is `web/toolset.sock`
+    /// beneath it, in a directory of this worker's user.
+    #[arg(long, default_value = "/run/collegium")]
+    runtime_dir: PathBuf,
+    /// The deployment's audit directory; the log is `web/web.audit.jsonl`
+    /// beneath it, in a directory of this worker's user.
+    #[arg(long, default_value = "/var/log/collegium")]
+    audit_dir: PathBuf,
+    /// A uid allowed to connect: the daemon's user.
+    #[arg(long = "allow-uid", required = true)]
+    allow_uids: Vec<u32>,
+    /// The configuration's `web.own_network_browsable` (§3.4).
+    #[arg(long)]
+    own_network_browsable: bool,
+    /// One of the configuration's `web.closed_hosts` (§3.4), once each.
+    #[arg(long = "closed-host")]
+    closed_hosts: Vec<String>,
+    /// A PEM file of authorities to trust beside the system's (a
+    /// deployment's own CA), once each.
+    #[arg(long = "trust")]
+    trust: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let Cli {
+        command: Command::Serve(args),
+    } = Cli::parse();
+    match start(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("collegium-worker-browser: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(args: ServeArgs) -> anyhow::Result<()> {
+    if nix::unistd::geteuid().is_root() {
+        bail!(
+            "the browser worker never runs as root: run it as its own user (collegium-browser, made by collegium-provision host)"
+        );
+    }
+    let socket_dir = own_dir(&args.runtime_dir.join(NAMESPACE), 0o027)?;
+    let audit_dir = own_dir(&args.audit_dir.join(NAMESPACE), 0o077)?;
+    // Before any thread exists: the flag is per thread, and every thread the
+    // runtime starts inherits it.
+    collegium_worker_kit::sandbox::forbid_new_privileges()?;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve_until_stopped(args, socket_dir, audit_dir))
+}
+
+/// A directory of this worker's user that no one else may write, nor read
+/// beyond `forbidden` allows; made by `collegium-provision host`.
+fn own_dir(path: &Path, forbidden: u32) -> anyhow::Result<PathBuf> {
+    let found = std::fs::symlink_metadata(path).with_context(|| {
+        format!(
+            "{}: make it with collegium-provision host (this worker's user owns it)",
+            path.display()
+        )
+    })?;
+    let me = nix::unistd::geteuid().as_raw();
+    if !found.is_dir() || found.uid() != me || found.mode() & forbidden != 0 {
+        bail!(
+            "{} must be a directory of this worker's user (uid {me}) closed to others (mode {:04o} found, owner uid {}); collegium-provision host makes it",
+            path.display(),
+            found.mode() & 0o7777,
+            found.uid()
+        );
+    }
+    Ok(path.to_path_buf())
+}
+
+async fn serve_until_stopped(
+    args: ServeArgs,
+    socket_dir: PathBuf,
+    audit_dir: PathBuf,
+) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let scope = Scope::new(
+        ScopeSettings {
+            own_network_browsable: args.own_network_browsable,
+            closed_hosts: args.closed_hosts,
+        },
+        collegium_web_scope::own_addresses()?,
+    )?;
+    // Both settings are logged at boot (§3.4).
+    scope.log_boot();
+    let trust = collegium_worker_browser::fetch::Trust {
+        extra_authorities: args.trust,
+    };
+    let worker = BrowserWorker::new(
+        scope,
+        &trust,
+        &audit_dir.join(format!("{NAMESPACE}.audit.jsonl")),
+    )?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let policy = PeerPolicy {
+        allowed_uids: args.allow_uids.into_iter().collect::<BTreeSet<u32>>(),
+    };
+    // The directory (mode 0750, the daemon's group) gates who reaches the
+    // socket, and the peer check who is served; the socket itself may then
+    // be open to whoever reaches it.
+    let serving = serve(&socket_dir.join("toolset.sock"), 0o666, policy, worker).await?;
+    println!("ready");
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    serving.shutdown().await?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! The browser worker's `Toolset` service (ARCHITECTURE §4): it describes the
+//! web tools this build serves, checks each call's signed grant, runs it,
+//! and writes its audit line. Every request a tool makes is held to the
+//! address policy (§3.4); the policy itself is reported at the handshake so
+//! the daemon can hold the worker to the configuration.
+
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use collegium_proto::PROTOCOL_VERSION;
+use collegium_proto::toolset::v1::{
+    CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, HealthRequest,
+    HealthResponse, InvokeEvent, InvokeRequest, RenderRequest, RenderResponse, ToolResult,
+    WebScope, invoke_event, toolset_server::Toolset,
+};
+use collegium_web_scope::Scope;
+use collegium_worker_kit::admission::Admission;
+use collegium_worker_kit::audit::AuditLog;
+use collegium_worker_kit::grant::GrantVerifier;
+use collegium_worker_kit::sandbox;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::call::WebCall;
+use crate::{fetch, result, search_tool};
+
+pub const NAMESPACE: &str = "web";
+
+/// The tools this build's browser worker serves.
+pub const SERVED: &[&str] = &["fetch", "search"];
+
+pub struct BrowserWorker {
+    admission: Arc<Admission>,
+    scope: Arc<Scope>,
+    fetcher: fetch::Fetcher,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Audit(#[from] collegium_worker_kit::audit::AuditError),
+    #[error(transparent)]
+    Client(#[from] fetch::ClientError),
+}
+
+impl BrowserWorker {
+    /// A worker enforcing `scope`, trusting `trust`'s authorities beside
+    /// the system's, writing its audit log at `audit`.
+    pub fn new(scope: Scope, trust: &fetch::Trust, audit: &Path) -> Result<Self, StartError> {
+        let log = AuditLog::open(audit, NAMESPACE)?;
+        let served: std::collections::BTreeSet<String> =
+            SERVED.iter().map(|t| (*t).to_string()).collect();
+        // No web tool gates: the grant names no decision for any of them.
+        let admission = Admission::new(
+            NAMESPACE,
+            GrantVerifier::new(NAMESPACE, served, Default::default()),
+            log,
+        );
+        let scope = Arc::new(scope);
+        Ok(Self {
+            admission: Arc::new(admission),
+            fetcher: fetch::Fetcher::new(scope.clone(), trust)?,
+            scope,
+        })
+    }
+
+    async fn run(&self, call: &collegium_proto::toolset::v1::Call) -> ToolResult {
+        let web = match WebCall::read(call) {
+            Ok(web) => web,
+            Err(refused) => return result::invalid(refused.to_string()),
+        };
+        match call.tool.as_str() {
+            "fetch" => self.fetcher.fetch(&web).await,
+            "search" => search_tool::search(&self.fetcher, &web.settings, call).await,
+            other => result::invalid(format!("this worker serves no tool `{other}`")),
+        }
+    }
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<InvokeEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Toolset for BrowserWorker {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
+        self.admission.handshake(&request.into_inner())?;
+        let sandbox = sandbox::observe(None).map_err(|e| Status::internal(e.to_string()))?;
+        let tools = SERVED
+            .iter()
+            .filter_map(|tool| {
+                collegium_control::workers::declarations::framework_wire(NAMESPACE, tool)
+            })
+            .collect();
+        Ok(Response::new(DescribeResponse {
+            protocol_version: PROTOCOL_VERSION,
+            build_version: env!("CARGO_PKG_VERSION").into(),
+            namespace: NAMESPACE.into(),
+            sandbox: Some(sandbox),
+            tools,
+            settings_schema_json: serde_json::json!({"type": "object"}).to_string(),
+            web_scope: Some(WebScope {
+                own_network_browsable: self.scope.own_network_browsable(),
+                closed_hosts: self
+                    .scope
+                    .closed_hosts()
+                    .iter()
+                    .map(|h| h.as_str().to_string())
+                    .collect(),
+            }),
+            ..DescribeResponse::default()
+        }))
+    }
+
+    async fn render(&self, _: Request<RenderRequest>) -> Result<Response<RenderResponse>, Status> {
+        // No web tool gates (§3.4: browsing is ungated, named as such).
+        Err(Status::failed_precondition(
+            "no web tool gates, so there is no payload to render",
+        ))
+    }
+
+    type InvokeStream = Events;
+
+    async fn invoke(
+        &self,
+        request: Request<InvokeRequest>,
+    ) -> Result<Response<Self::InvokeStream>, Status> {
+        let request = request.into_inner();
+        let admitted = self.admission.admit(&request)?;
+        let call = request.call.unwrap_or_default();
+        let mut result = self.run(&call).await;
+        let event = match self.admission.close(admitted, &mut result) {
+            Ok(()) => Ok(InvokeEvent {
+                event: Some(invoke_event::Event::Result(result)),
+            }),
+            Err(status) => Err(status),
+        };
+        Ok(Response::new(Box::pin(tokio_stream::once(event))))
+    }
+
+    async fn end_turn(
+        &self,
+        _: Request<collegium_proto::toolset::v1::EndTurnRequest>,
+    ) -> Result<Response<collegium_proto::toolset::v1::EndTurnResponse>, Status> {
+        // Fetch and search hold nothing across calls.
+        Ok(Response::new(
+            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+        ))
+    }
+
+    async fn cancel(&self, _: Request<CancelRequest>) -> Result<Response<CancelResponse>, Status> {
+        // A fetch or a search is a read: the daemon abandons it at its
+        // deadline and nothing is left to stop.
+        Ok(Response::new(CancelResponse { found: false }))
+    }
+
+    async fn health(&self, _: Request<HealthRequest>) -> Result<Response<HealthResponse>, Status> {
+        Ok(Response::new(HealthResponse {
+            ready: true,
+            detail: String::new(),
+        }))
+    }
+}
