@@ -388,7 +388,7 @@ pub struct Schedule {
 }
 
 /// The web toolset's deployment-wide policy (§3.4).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Web {
     /// Lift the private-address refusal for every agent and request; logged at
@@ -401,15 +401,6 @@ pub struct Web {
     pub live_sessions: Option<u32>,
 }
 
-impl Default for Web {
-    fn default() -> Self {
-        Self {
-            own_network_browsable: false,
-            closed_hosts: Vec::new(),
-            live_sessions: None,
-        }
-    }
-}
 
 mod defaults {
     use std::path::PathBuf;

@@ -46,7 +46,7 @@ pub enum FrameworkError {
         "{error}. An agent holds {tool}: start collegium-worker-browser (as {user}) before the daemon"
     )]
     Browser {
-        error: WorkerError,
+        error: Box<WorkerError>,
         tool: ToolRef,
         user: &'static str,
     },
@@ -177,7 +177,11 @@ async fn connect_browser(
     };
     let worker = Worker::connect(&spec, signer)
         .await
-        .map_err(|error| FrameworkError::Browser { error, tool, user })?;
+        .map_err(|error| FrameworkError::Browser {
+            error: Box::new(error),
+            tool,
+            user,
+        })?;
     let scope = worker.described().web_scope.clone().unwrap_or_default();
     let gaps = scope_gaps(loaded, &scope);
     if !gaps.is_empty() {

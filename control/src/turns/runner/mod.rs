@@ -116,7 +116,7 @@ async fn run_to_end(services: &Arc<Services>, start: TurnStart) -> TurnOutcome {
         warn!(agent = %start.agent, "a turn for an agent this boot does not serve");
         return outcome;
     };
-    let mut turn = Turn::new(&services, seat, &start, turn_id);
+    let mut turn = Turn::new(services, seat, &start, turn_id);
     let exit = match turn.open().await {
         Ok(()) => turn.run_loop().await,
         Err(Exit::NotAdmitted { chain_limit }) => {
@@ -128,7 +128,7 @@ async fn run_to_end(services: &Arc<Services>, start: TurnStart) -> TurnOutcome {
         }
         Err(exit @ (Exit::HaltStands | Exit::CeilingReached { .. })) => {
             if let Exit::CeilingReached { count } = exit {
-                crate::loops::ceiling::raise(&services, count).await;
+                crate::loops::ceiling::raise(services, count).await;
             }
             turn.held_back().await;
             return outcome;

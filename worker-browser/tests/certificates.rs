@@ -1,0 +1,155 @@
+//! A certificate that fails on the fetch route is told in the framework's
+//! words, blaming the site only where the error establishes it (§3.4). A
+//! test CA issues each chain; the worker trusts it as a deployment's own
+//! authority (`--trust`), and a site serves over TLS on loopback.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use collegium_proto::toolset::v1::{Call, tool_result::Outcome};
+use collegium_web_scope::{Scope, ScopeSettings, own_addresses};
+use collegium_worker_browser::call::WebCall;
+use collegium_worker_browser::fetch::{Fetcher, Trust};
+use collegium_worker_kit::admission::now_ms;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use support::site::{Answer, Site};
+
+fn ca(name: &str) -> CertificateParams {
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+}
+
+struct Authority {
+    root: CertifiedIssuer<'static, KeyPair>,
+    intermediate: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl Authority {
+    fn new() -> Self {
+        let root = CertifiedIssuer::self_signed(ca("Test Root"), KeyPair::generate().expect("key"))
+            .expect("root");
+        let intermediate = CertifiedIssuer::signed_by(
+            ca("Test Intermediate"),
+            KeyPair::generate().expect("key"),
+            &root,
+        )
+        .expect("intermediate");
+        Self { root, intermediate }
+    }
+
+    /// The root as a PEM file the worker is told to trust.
+    fn trusted(&self, dir: &std::path::Path) -> Trust {
+        let path = dir.join("authority.pem");
+        std::fs::write(&path, self.root.pem()).expect("write the authority");
+        Trust {
+            extra_authorities: vec![path],
+        }
+    }
+
+    /// A site for `localhost` serving `chain(leaf, intermediate)`.
+    async fn site(
+        &self,
+        chain: impl FnOnce(
+            CertificateDer<'static>,
+            CertificateDer<'static>,
+        ) -> Vec<CertificateDer<'static>>,
+    ) -> Site {
+        let key = KeyPair::generate().expect("key");
+        let leaf = CertificateParams::new(vec!["localhost".to_string()])
+            .expect("params")
+            .signed_by(&key, &self.intermediate)
+            .expect("leaf");
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::aws_lc_rs::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("protocols")
+        .with_no_client_auth()
+        .with_single_cert(
+            chain(leaf.der().clone(), self.intermediate.der().clone()),
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        )
+        .expect("server config");
+        let site = Site::start_tls(tls).await;
+        site.script(
+            "/",
+            vec![Answer::html(
+                "<html><body><main><p>Secure page.</p></main></body></html>",
+            )],
+        );
+        site
+    }
+}
+
+async fn fetch_text(trust: &Trust, site: &Site) -> (&'static str, String) {
+    let scope = Scope::new(
+        ScopeSettings {
+            own_network_browsable: true,
+            closed_hosts: Vec::new(),
+        },
+        own_addresses().expect("own addresses"),
+    )
+    .expect("scope");
+    let fetcher = Fetcher::new(Arc::new(scope), trust).expect("fetcher");
+    let url = format!("https://localhost:{}/", site.address.port());
+    let call = WebCall::read(&Call {
+        tool: "fetch".into(),
+        arguments_json: serde_json::json!({"url": url}).to_string().into_bytes(),
+        held_tools: vec!["web::navigate".into()],
+        deadline_unix_ms: now_ms() + Duration::from_secs(20).as_millis() as u64,
+        ..Call::default()
+    })
+    .expect("call");
+    match fetcher.fetch(&call).await.outcome.expect("outcome") {
+        Outcome::Success(s) => ("success", s.text),
+        Outcome::Refusal(r) => ("refusal", r.message),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn s3_4_a_whole_chain_from_a_trusted_authority_reads() {
+    let dir = tempfile::tempdir().expect("dir");
+    let authority = Authority::new();
+    let site = authority
+        .site(|leaf, intermediate| vec![leaf, intermediate])
+        .await;
+    let (kind, text) = fetch_text(&authority.trusted(dir.path()), &site).await;
+    assert_eq!(kind, "success", "{text}");
+    assert!(text.contains("Secure page."), "{text}");
+}
+
+#[tokio::test]
+async fn s3_4_a_chain_sent_without_its_intermediate_blames_the_site() {
+    let dir = tempfile::tempdir().expect("dir");
+    let authority = Authority::new();
+    let site = authority.site(|leaf, _| vec![leaf]).await;
+    let (kind, text) = fetch_text(&authority.trusted(dir.path()), &site).await;
+    assert_eq!(kind, "refusal", "{text}");
+    assert!(
+        text.contains("without the intermediate certificates"),
+        "{text}"
+    );
+    assert!(text.contains("The fault is the site's"), "{text}");
+    assert!(
+        !text.to_lowercase().contains("rustls"),
+        "never the runtime's words: {text}"
+    );
+}
+
+#[tokio::test]
+async fn s3_4_an_issuer_nothing_here_trusts_may_be_the_site_or_the_trust_store() {
+    let authority = Authority::new();
+    let site = authority
+        .site(|leaf, intermediate| vec![leaf, intermediate])
+        .await;
+    let (kind, text) = fetch_text(&Trust::default(), &site).await;
+    assert_eq!(kind, "refusal", "{text}");
+    assert!(text.contains("trust store"), "{text}");
+    assert!(!text.contains("The fault is the site's"), "{text}");
+}
