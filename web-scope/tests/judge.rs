@@ -10,9 +10,9 @@ const OWN_GLOBAL: &str = "45.33.32.156";
 
 fn scope(own_network_browsable: bool) -> Scope {
     let own: Vec<IpAddr> = vec![
-        "127.0.0.1".parse().unwrap(),
-        "::1".parse().unwrap(),
-        OWN_GLOBAL.parse().unwrap(),
+        "127.0.0.1".parse().expect("test setup"),
+        "::1".parse().expect("test setup"),
+        OWN_GLOBAL.parse().expect("test setup"),
     ];
     Scope::new(
         ScopeSettings {
@@ -21,7 +21,7 @@ fn scope(own_network_browsable: bool) -> Scope {
         },
         own,
     )
-    .unwrap()
+    .expect("test setup")
 }
 
 fn refused_address(scope: &Scope, url: &str) -> (IpAddr, AddressRule, Option<Embedding>, String) {

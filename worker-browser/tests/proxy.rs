@@ -19,25 +19,25 @@ struct Upstream {
 
 impl Upstream {
     async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("test setup");
+        let address = listener.local_addr().expect("test setup");
         let heads = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(Mutex::new(0));
         let (kept, counted) = (heads.clone(), connections.clone());
         tokio::spawn(async move {
             loop {
-                let (mut stream, _) = listener.accept().await.unwrap();
-                *counted.lock().unwrap() += 1;
+                let (mut stream, _) = listener.accept().await.expect("test setup");
+                *counted.lock().expect("test setup") += 1;
                 let kept = kept.clone();
                 tokio::spawn(async move {
                     let head = read_head(&mut stream).await;
-                    kept.lock().unwrap().push(head);
+                    kept.lock().expect("test setup").push(head);
                     stream
                         .write_all(
                             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\nhello",
                         )
                         .await
-                        .unwrap();
+                        .expect("test setup");
                 });
             }
         });
@@ -49,7 +49,7 @@ impl Upstream {
     }
 
     fn connections(&self) -> usize {
-        *self.connections.lock().unwrap()
+        *self.connections.lock().expect("test setup")
     }
 }
 
@@ -57,12 +57,12 @@ async fn read_head(stream: &mut TcpStream) -> String {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.unwrap() == 0 {
+        if stream.read(&mut byte).await.expect("test setup") == 0 {
             break;
         }
         head.push(byte[0]);
     }
-    String::from_utf8(head).unwrap()
+    String::from_utf8(head).expect("test setup")
 }
 
 async fn proxy(own_network_browsable: bool) -> RunningProxy {
@@ -73,20 +73,28 @@ async fn proxy(own_network_browsable: bool) -> RunningProxy {
         },
         Vec::new(),
     )
-    .unwrap();
+    .expect("test setup");
     // No name in these tests is resolved; a name server nothing answers on
     // would only turn a wrong resolution into a visible failure.
-    let resolver = Resolver::with_name_server("127.0.0.1:9".parse().unwrap()).unwrap();
-    EgressProxy::start(Arc::new(scope), resolver).await.unwrap()
+    let resolver =
+        Resolver::with_name_server("127.0.0.1:9".parse().expect("test setup")).expect("test setup");
+    EgressProxy::start(Arc::new(scope), resolver)
+        .await
+        .expect("test setup")
 }
 
 /// Sends one raw request to the proxy and reads the whole answer.
 async fn exchange(proxy: &RunningProxy, request: &str) -> String {
-    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut stream = TcpStream::connect(proxy.address())
+        .await
+        .expect("test setup");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("test setup");
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    String::from_utf8(answer).unwrap()
+    stream.read_to_end(&mut answer).await.expect("test setup");
+    String::from_utf8(answer).expect("test setup")
 }
 
 fn get(url: &str) -> String {
@@ -98,11 +106,13 @@ fn get(url: &str) -> String {
 
 /// Opens a tunnel; `Ok` holds the stream past the 200, `Err` the answer.
 async fn connect(proxy: &RunningProxy, authority: &str) -> Result<TcpStream, String> {
-    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
+    let mut stream = TcpStream::connect(proxy.address())
+        .await
+        .expect("test setup");
     stream
         .write_all(format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes())
         .await
-        .unwrap();
+        .expect("test setup");
     let head = read_head(&mut stream).await;
     if head.starts_with("HTTP/1.1 200") {
         Ok(stream)
@@ -112,10 +122,10 @@ async fn connect(proxy: &RunningProxy, authority: &str) -> Result<TcpStream, Str
         let length: usize = head
             .lines()
             .find_map(|l| l.strip_prefix("content-length: "))
-            .map_or(0, |n| n.trim().parse().unwrap());
+            .map_or(0, |n| n.trim().parse().expect("test setup"));
         rest.resize(length, 0);
-        stream.read_exact(&mut rest).await.unwrap();
-        Err(head + &String::from_utf8(rest).unwrap())
+        stream.read_exact(&mut rest).await.expect("test setup");
+        Err(head + &String::from_utf8(rest).expect("test setup"))
     }
 }
 
