@@ -497,7 +497,7 @@ fn localhost_and_beneath_it_are_this_machine_without_resolving() {
         .to_string();
     assert_eq!(
         text,
-        "x.localhost answered 127.0.0.1 is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
+        "x.localhost resolves to 127.0.0.1, which is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
     );
 }
 

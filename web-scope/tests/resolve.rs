@@ -121,7 +121,7 @@ async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
     );
     assert_eq!(
         refusal.to_string(),
-        "private.test answered 10.0.0.1 is a private address (this deployment's own network), in 10.0.0.0/8: only the public internet is browsable here (§3.4)"
+        "private.test resolves to 10.0.0.1, which is a private address (this deployment's own network), in 10.0.0.0/8: only the public internet is browsable here (§3.4)"
     );
     assert_eq!(
         open.resolve(&resolver, "private.test", 80).await.unwrap(),
