@@ -91,13 +91,14 @@ impl Refusal {
 
 fn address_text(host: Option<&str>, f: &Forbidden, own_network_browsable: bool) -> String {
     let mut text = match host {
-        Some(host) => format!("{host} answered {}", f.address),
+        Some(host) => format!("{host} resolves to {}", f.address),
         None => f.address.to_string(),
     };
     if let Some((embedding, inner)) = f.embedded {
         text.push_str(&format!(" ({embedding}, carrying {inner})"));
     }
-    text.push_str(&format!(" is {}, in {}", f.rule.description(), f.range));
+    let verb = if host.is_some() { ", which is" } else { " is" };
+    text.push_str(&format!("{verb} {}, in {}", f.rule.description(), f.range));
     if own_network_browsable {
         text.push_str(
             ": it stays refused although this deployment declared its own network browsable (§3.4)",

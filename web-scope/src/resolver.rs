@@ -74,7 +74,15 @@ impl Resolver {
 
     /// Every A and AAAA answer for `name`.
     pub async fn lookup(&self, name: &str) -> Lookup {
-        match self.inner.lookup_ip(name).await {
+        // Absolute, so no search domain is appended: `wiki` must not become
+        // `wiki.corp.example` behind the closed-host check, which judged
+        // the name as asked (§3.4).
+        let absolute = if name.ends_with('.') {
+            name.to_owned()
+        } else {
+            format!("{name}.")
+        };
+        match self.inner.lookup_ip(absolute.as_str()).await {
             Ok(found) => {
                 let mut answers: Vec<IpAddr> = found.iter().collect();
                 answers.sort();

@@ -10,9 +10,9 @@ const OWN_GLOBAL: &str = "45.33.32.156";
 
 fn scope(own_network_browsable: bool) -> Scope {
     let own: Vec<IpAddr> = vec![
-        "127.0.0.1".parse().unwrap(),
-        "::1".parse().unwrap(),
-        OWN_GLOBAL.parse().unwrap(),
+        "127.0.0.1".parse().expect("test setup"),
+        "::1".parse().expect("test setup"),
+        OWN_GLOBAL.parse().expect("test setup"),
     ];
     Scope::new(
         ScopeSettings {
@@ -21,7 +21,7 @@ fn scope(own_network_browsable: bool) -> Scope {
         },
         own,
     )
-    .unwrap()
+    .expect("test setup")
 }
 
 fn refused_address(scope: &Scope, url: &str) -> (IpAddr, AddressRule, Option<Embedding>, String) {
@@ -497,7 +497,7 @@ fn localhost_and_beneath_it_are_this_machine_without_resolving() {
         .to_string();
     assert_eq!(
         text,
-        "x.localhost answered 127.0.0.1 is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
+        "x.localhost resolves to 127.0.0.1, which is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
     );
 }
 

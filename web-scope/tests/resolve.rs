@@ -24,17 +24,20 @@ async fn dns_server(zone: &[(&str, &[&str])]) -> SocketAddr {
         .map(|(name, addresses)| {
             (
                 format!("{name}."),
-                addresses.iter().map(|a| a.parse().unwrap()).collect(),
+                addresses
+                    .iter()
+                    .map(|a| a.parse().expect("test setup"))
+                    .collect(),
             )
         })
         .collect();
-    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let address = socket.local_addr().unwrap();
+    let socket = UdpSocket::bind("127.0.0.1:0").await.expect("test setup");
+    let address = socket.local_addr().expect("test setup");
     tokio::spawn(async move {
         let mut buf = vec![0u8; 4096];
         loop {
-            let (len, peer) = socket.recv_from(&mut buf).await.unwrap();
-            let query = Message::from_vec(&buf[..len]).unwrap();
+            let (len, peer) = socket.recv_from(&mut buf).await.expect("test setup");
+            let query = Message::from_vec(&buf[..len]).expect("test setup");
             let question = query.queries[0].clone();
             let name = question.name.to_ascii().to_ascii_lowercase();
             let mut reply = Message::response(query.metadata.id, query.metadata.op_code);
@@ -56,9 +59,9 @@ async fn dns_server(zone: &[(&str, &[&str])]) -> SocketAddr {
                 }
             }
             socket
-                .send_to(&reply.to_vec().unwrap(), peer)
+                .send_to(&reply.to_vec().expect("test setup"), peer)
                 .await
-                .unwrap();
+                .expect("test setup");
         }
     });
     address
@@ -82,7 +85,7 @@ fn scope(own_network_browsable: bool) -> Arc<Scope> {
             },
             Vec::new(),
         )
-        .unwrap(),
+        .expect("test setup"),
     )
 }
 
@@ -118,7 +121,7 @@ async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
     );
     assert_eq!(
         refusal.to_string(),
-        "private.test answered 10.0.0.1 is a private address (this deployment's own network), in 10.0.0.0/8: only the public internet is browsable here (§3.4)"
+        "private.test resolves to 10.0.0.1, which is a private address (this deployment's own network), in 10.0.0.0/8: only the public internet is browsable here (§3.4)"
     );
     assert_eq!(
         open.resolve(&resolver, "private.test", 80).await.unwrap(),
@@ -159,20 +162,20 @@ async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
 
 /// An HTTP/1.1 server on loopback answering by path, counting connections.
 async fn http_server(routes: Vec<(&'static str, String)>) -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("test setup");
+    let address = listener.local_addr().expect("test setup");
     let connections = Arc::new(AtomicUsize::new(0));
     let counter = connections.clone();
     tokio::spawn(async move {
         loop {
-            let (mut stream, _) = listener.accept().await.unwrap();
+            let (mut stream, _) = listener.accept().await.expect("test setup");
             counter.fetch_add(1, Ordering::SeqCst);
             let routes = routes.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 let mut buf = [0u8; 1024];
                 while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    let n = stream.read(&mut buf).await.unwrap();
+                    let n = stream.read(&mut buf).await.expect("test setup");
                     if n == 0 {
                         return;
                     }
@@ -189,7 +192,10 @@ async fn http_server(routes: Vec<(&'static str, String)>) -> (SocketAddr, Arc<At
                             .to_owned()
                     }
                 };
-                stream.write_all(response.as_bytes()).await.unwrap();
+                stream
+                    .write_all(response.as_bytes())
+                    .await
+                    .expect("test setup");
             });
         }
     });

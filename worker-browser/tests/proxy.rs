@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use collegium_web_scope::{AddressRule, Refusal, Resolver, Scope, ScopeSettings};
 use collegium_worker_browser::proxy::{EgressProxy, REFUSAL_HEADER, RunningProxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use url::Url;
 
 /// An HTTP server on loopback that keeps every request head it is sent.
@@ -19,25 +19,25 @@ struct Upstream {
 
 impl Upstream {
     async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("test setup");
+        let address = listener.local_addr().expect("test setup");
         let heads = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(Mutex::new(0));
         let (kept, counted) = (heads.clone(), connections.clone());
         tokio::spawn(async move {
             loop {
-                let (mut stream, _) = listener.accept().await.unwrap();
-                *counted.lock().unwrap() += 1;
+                let (mut stream, _) = listener.accept().await.expect("test setup");
+                *counted.lock().expect("test setup") += 1;
                 let kept = kept.clone();
                 tokio::spawn(async move {
                     let head = read_head(&mut stream).await;
-                    kept.lock().unwrap().push(head);
+                    kept.lock().expect("test setup").push(head);
                     stream
                         .write_all(
                             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\nhello",
                         )
                         .await
-                        .unwrap();
+                        .expect("test setup");
                 });
             }
         });
@@ -49,7 +49,7 @@ impl Upstream {
     }
 
     fn connections(&self) -> usize {
-        *self.connections.lock().unwrap()
+        *self.connections.lock().expect("test setup")
     }
 }
 
@@ -57,12 +57,12 @@ async fn read_head(stream: &mut TcpStream) -> String {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.unwrap() == 0 {
+        if stream.read(&mut byte).await.expect("test setup") == 0 {
             break;
         }
         head.push(byte[0]);
     }
-    String::from_utf8(head).unwrap()
+    String::from_utf8(head).expect("test setup")
 }
 
 async fn proxy(own_network_browsable: bool) -> RunningProxy {
@@ -73,20 +73,28 @@ async fn proxy(own_network_browsable: bool) -> RunningProxy {
         },
         Vec::new(),
     )
-    .unwrap();
+    .expect("test setup");
     // No name in these tests is resolved; a name server nothing answers on
     // would only turn a wrong resolution into a visible failure.
-    let resolver = Resolver::with_name_server("127.0.0.1:9".parse().unwrap()).unwrap();
-    EgressProxy::start(Arc::new(scope), resolver).await.unwrap()
+    let resolver =
+        Resolver::with_name_server("127.0.0.1:9".parse().expect("test setup")).expect("test setup");
+    EgressProxy::start(Arc::new(scope), resolver)
+        .await
+        .expect("test setup")
 }
 
 /// Sends one raw request to the proxy and reads the whole answer.
 async fn exchange(proxy: &RunningProxy, request: &str) -> String {
-    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut stream = TcpStream::connect(proxy.address())
+        .await
+        .expect("test setup");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("test setup");
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    String::from_utf8(answer).unwrap()
+    stream.read_to_end(&mut answer).await.expect("test setup");
+    String::from_utf8(answer).expect("test setup")
 }
 
 fn get(url: &str) -> String {
@@ -98,11 +106,13 @@ fn get(url: &str) -> String {
 
 /// Opens a tunnel; `Ok` holds the stream past the 200, `Err` the answer.
 async fn connect(proxy: &RunningProxy, authority: &str) -> Result<TcpStream, String> {
-    let mut stream = TcpStream::connect(proxy.address()).await.unwrap();
+    let mut stream = TcpStream::connect(proxy.address())
+        .await
+        .expect("test setup");
     stream
         .write_all(format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes())
         .await
-        .unwrap();
+        .expect("test setup");
     let head = read_head(&mut stream).await;
     if head.starts_with("HTTP/1.1 200") {
         Ok(stream)
@@ -112,10 +122,10 @@ async fn connect(proxy: &RunningProxy, authority: &str) -> Result<TcpStream, Str
         let length: usize = head
             .lines()
             .find_map(|l| l.strip_prefix("content-length: "))
-            .map_or(0, |n| n.trim().parse().unwrap());
+            .map_or(0, |n| n.trim().parse().expect("test setup"));
         rest.resize(length, 0);
-        stream.read_exact(&mut rest).await.unwrap();
-        Err(head + &String::from_utf8(rest).unwrap())
+        stream.read_exact(&mut rest).await.expect("test setup");
+        Err(head + &String::from_utf8(rest).expect("test setup"))
     }
 }
 
@@ -235,6 +245,13 @@ async fn raw_attempts_on_the_proxy_are_refused_naming_the_address() {
             .refusal_for(&Url::parse("http://0x7f.1/").unwrap())
             .is_some()
     );
+    // Another spelling of the same host and port finds it through the key.
+    assert!(
+        proxy
+            .log()
+            .refusal_for(&Url::parse("http://127.0.0.1:80/other").unwrap())
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -310,4 +327,98 @@ async fn shutting_down_closes_open_tunnels() {
     // The tunnel ends (EOF or reset) instead of staying open.
     let _ = tunnel.read_to_end(&mut rest).await;
     assert!(TcpStream::connect(address).await.is_err());
+}
+
+/// A name server on loopback answering `name` with `address` (TTL 0), and
+/// every other name with NXDOMAIN.
+async fn name_server(name: &'static str, address: std::net::Ipv4Addr) -> SocketAddr {
+    use hickory_proto::op::{Message, ResponseCode};
+    use hickory_proto::rr::rdata::A;
+    use hickory_proto::rr::{RData, Record, RecordType};
+
+    let socket = UdpSocket::bind("127.0.0.1:0").await.expect("bind");
+    let bound = socket.local_addr().expect("bound");
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        while let Ok((len, peer)) = socket.recv_from(&mut buf).await {
+            let Ok(query) = Message::from_vec(&buf[..len]) else {
+                continue;
+            };
+            let question = query.queries[0].clone();
+            let mut reply = Message::response(query.metadata.id, query.metadata.op_code);
+            reply.metadata.recursion_desired = query.metadata.recursion_desired;
+            reply.metadata.recursion_available = true;
+            reply.add_query(question.clone());
+            if question
+                .name
+                .to_ascii()
+                .eq_ignore_ascii_case(&format!("{name}."))
+            {
+                if question.query_type == RecordType::A {
+                    reply.add_answer(Record::from_rdata(
+                        question.name.clone(),
+                        0,
+                        RData::A(A(address)),
+                    ));
+                }
+            } else {
+                reply.metadata.response_code = ResponseCode::NXDomain;
+            }
+            let _ = socket
+                .send_to(&reply.to_vec().expect("encodes"), peer)
+                .await;
+        }
+    });
+    bound
+}
+
+async fn proxy_resolving_with(own_network_browsable: bool, server: SocketAddr) -> RunningProxy {
+    let scope = Scope::new(
+        ScopeSettings {
+            own_network_browsable,
+            closed_hosts: Vec::new(),
+        },
+        Vec::new(),
+    )
+    .expect("valid settings");
+    let resolver = Resolver::with_name_server(server).expect("a resolver");
+    EgressProxy::start(Arc::new(scope), resolver)
+        .await
+        .expect("starts")
+}
+
+#[tokio::test]
+async fn a_name_is_resolved_once_judged_and_the_judged_address_connected() {
+    let upstream = Upstream::start().await;
+    let server = name_server("app.test", std::net::Ipv4Addr::LOCALHOST).await;
+    let port = upstream.address.port();
+
+    let closed = proxy_resolving_with(false, server).await;
+    let answer = connect(&closed, &format!("app.test:{port}"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal_header(&answer),
+        "app.test resolves to 127.0.0.1, which is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)"
+    );
+    let answer = exchange(&closed, &get(&format!("http://app.test:{port}/x"))).await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    let answer = connect(&closed, "nowhere.test:443").await.unwrap_err();
+    assert_eq!(
+        refusal_header(&answer),
+        "nowhere.test does not resolve: no address answers for that name"
+    );
+    assert_eq!(upstream.connections(), 0);
+
+    let open = proxy_resolving_with(true, server).await;
+    let answer = exchange(&open, &get(&format!("http://app.test:{port}/x"))).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello"),
+        "{answer}"
+    );
+    let heads = upstream.heads.lock().unwrap().clone();
+    assert!(
+        heads[0].contains(&format!("host: app.test:{port}\r\n")),
+        "{heads:?}"
+    );
 }

@@ -32,9 +32,15 @@ pub async fn forward(shared: Arc<Shared>, mut request: Request<Incoming>) -> Res
     let target = match shared.scope.judge_url(&asked) {
         Ok(target) => target,
         Err(refusal) => {
-            let host = uri.host().unwrap_or_default().to_owned();
-            let port = uri.port_u16().unwrap_or(80);
-            let url = url::Url::parse(&asked).map_or(asked, |u| u.to_string());
+            // Keyed as `url` spells it, as the worker's own `Url` will be.
+            let (url, host, port) = match url::Url::parse(&asked) {
+                Ok(parsed) => (
+                    parsed.to_string(),
+                    parsed.host_str().unwrap_or_default().to_owned(),
+                    parsed.port_or_known_default().unwrap_or(0),
+                ),
+                Err(_) => (asked, uri.host().unwrap_or_default().to_owned(), 0),
+            };
             return shared.refuse(Some(url), &host, port, refusal);
         }
     };
