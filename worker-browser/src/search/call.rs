@@ -3,6 +3,8 @@
 
 use collegium_proto::toolset::v1::{Failure, InvalidArguments, tool_result};
 
+use collegium_web_scope::Scope;
+
 use super::arguments::SearchArguments;
 use super::render;
 use super::settings::SearchSettings;
@@ -14,9 +16,32 @@ pub struct Called {
 }
 
 /// Runs one call: `settings` is the call's `settings_json` parsed, and
-/// `arguments_json` the model's arguments as sent.
+/// `arguments_json` the model's arguments as sent. `client` is built with
+/// [`collegium_web_scope::client_builder`] from the same `scope`, which
+/// judges every name it resolves and every redirect; the provider's URL is
+/// judged here first, since a literal address never reaches a resolver.
+pub async fn call_in_scope(
+    client: &reqwest::Client,
+    scope: &Scope,
+    settings: &serde_json::Value,
+    arguments_json: &str,
+) -> Called {
+    call_judged(client, Some(scope), settings, arguments_json).await
+}
+
+/// [`call_in_scope`] without judging the provider's URL: for a client that
+/// carries no address policy (tests against a simulator on loopback).
 pub async fn call(
     client: &reqwest::Client,
+    settings: &serde_json::Value,
+    arguments_json: &str,
+) -> Called {
+    call_judged(client, None, settings, arguments_json).await
+}
+
+async fn call_judged(
+    client: &reqwest::Client,
+    scope: Option<&Scope>,
     settings: &serde_json::Value,
     arguments_json: &str,
 ) -> Called {
@@ -50,7 +75,19 @@ pub async fn call(
             };
         }
     };
-    let result = super::search(client, &settings, &arguments.query, arguments.count()).await;
+    let result = match scope {
+        Some(scope) => {
+            super::search_in_scope(
+                client,
+                scope,
+                &settings,
+                &arguments.query,
+                arguments.count(),
+            )
+            .await
+        }
+        None => super::search(client, &settings, &arguments.query, arguments.count()).await,
+    };
     Called {
         outcome: render::outcome(settings.provider, &arguments.query, &result),
         summary: render::summary(&arguments.query, &result),

@@ -41,6 +41,14 @@ pub enum SearchError {
         status: StatusCode,
         detail: Option<String>,
     },
+    /// The address policy refused the provider's address (§3.4: the search
+    /// request goes through the same policy as any fetch). The operator
+    /// chose the address, so the model cannot mend it.
+    #[error("the address policy refused {provider}'s address: {refusal}")]
+    OutOfScope {
+        provider: Provider,
+        refusal: collegium_web_scope::Refusal,
+    },
     /// No answer: a timeout, a connection that failed, or a server error.
     #[error("{provider} did not answer: {reason}")]
     Unanswered {
@@ -124,6 +132,7 @@ impl SearchError {
             SearchError::QueryRejected { .. } => "query refused".into(),
             SearchError::CredentialsRefused { .. } => "key refused".into(),
             SearchError::SearxngForbidden { .. } => "refused (403)".into(),
+            SearchError::OutOfScope { .. } => "address refused".into(),
             SearchError::Unanswered { .. } => "no answer".into(),
             SearchError::UnexpectedStatus { status, .. } => format!("answered {status}"),
             SearchError::Malformed { .. } => "malformed answer".into(),

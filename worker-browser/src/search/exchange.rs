@@ -64,6 +64,14 @@ pub async fn send(
 /// The client's error in words, without the URL (it is the operator's, and
 /// the reason is what matters), with its causes.
 fn unanswered(provider: Provider, error: reqwest::Error) -> SearchError {
+    // The scoped client's resolver and redirect policy refuse inside
+    // reqwest's error; the refusal, not a failed connection, is the reason.
+    if let Some(refusal) = collegium_web_scope::Refusal::find_in(&error) {
+        return SearchError::OutOfScope {
+            provider,
+            refusal: refusal.clone(),
+        };
+    }
     let what = if error.is_connect() {
         "the connection failed"
     } else if error.is_timeout() {

@@ -21,7 +21,7 @@ mod secret;
 mod settings;
 
 pub use arguments::{ArgumentsError, DEFAULT_COUNT, MAX_COUNT, SearchArguments};
-pub use call::{Called, call};
+pub use call::{Called, call, call_in_scope};
 pub use error::SearchError;
 pub use exchange::BODY_LIMIT;
 pub use hit::{Hit, SNIPPET_LIMIT};
@@ -52,4 +52,24 @@ pub async fn search(
             searxng::read(&answer, settings.key.is_some(), usize::from(count))
         }
     }
+}
+
+/// [`search`] with the provider's URL judged by `scope` first: a literal
+/// address (`http://10.0.0.5:8888`) never reaches the scoped client's
+/// resolver, so it is judged here (§3.4). A SearXNG on the deployment's own
+/// network is refused unless the own-network declaration lifts it.
+pub async fn search_in_scope(
+    client: &reqwest::Client,
+    scope: &collegium_web_scope::Scope,
+    settings: &SearchSettings,
+    query: &str,
+    count: u8,
+) -> Result<Vec<Hit>, SearchError> {
+    scope
+        .judge_url(settings.endpoint.as_str())
+        .map_err(|refusal| SearchError::OutOfScope {
+            provider: settings.provider,
+            refusal,
+        })?;
+    search(client, settings, query, count).await
 }
