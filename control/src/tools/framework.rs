@@ -475,7 +475,7 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                     "additionalProperties": false,
                     "required": ["query"],
                     "properties": {
-                        "query": {"type": "string", "minLength": 1, "description": "What to search for."},
+                        "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "What to search for."},
                         "count": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many results, 10 when not given."}
                     }
                 })),
