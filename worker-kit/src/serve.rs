@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use collegium_proto::toolset::v1::toolset_server::{Toolset, ToolsetServer};
 use tokio::net::{UnixListener, UnixStream};
-use tonic::service::Routes;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::service::Routes;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

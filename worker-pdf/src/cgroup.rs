@@ -56,9 +56,7 @@ impl MemoryCgroups {
     /// swap to spill into.
     pub fn join(&self, pid: u32, cap: u64) -> std::io::Result<ChildCgroup> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let path = self
-            .root
-            .join(format!("read-{}-{n}", std::process::id()));
+        let path = self.root.join(format!("read-{}-{n}", std::process::id()));
         std::fs::create_dir(&path)?;
         let cgroup = ChildCgroup { path };
         std::fs::write(cgroup.path.join("memory.max"), cap.to_string())?;

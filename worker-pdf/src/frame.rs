@@ -64,7 +64,9 @@ pub enum Incoming {
     Frame(Frame),
     /// A page whose text is longer than `max_page_bytes`: not read, since
     /// it cannot be kept whole within the ceiling.
-    LongPage { number: u32 },
+    LongPage {
+        number: u32,
+    },
     /// The child closed its stdout.
     End,
 }

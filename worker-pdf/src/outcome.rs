@@ -40,7 +40,9 @@ impl Stop {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// Every page read, none with text.
-    Scan { total: u32 },
+    Scan {
+        total: u32,
+    },
     /// A limit stopped the read before any page with text.
     LimitBeforeText {
         limit: Stop,
@@ -50,9 +52,16 @@ pub enum Failure {
         /// cap in bytes.
         bound: u64,
     },
-    Unparseable { detail: String },
-    TooLarge { bytes: u64, cap: u64 },
-    Busy { slots: u32 },
+    Unparseable {
+        detail: String,
+    },
+    TooLarge {
+        bytes: u64,
+        cap: u64,
+    },
+    Busy {
+        slots: u32,
+    },
 }
 
 const MIB: u64 = 1024 * 1024;

@@ -153,7 +153,11 @@ impl Reader {
         }
     }
 
-    fn tell(&self, ending: (Ending, Option<ExitStatus>, String, bool), pages: &Pages) -> Option<Event> {
+    fn tell(
+        &self,
+        ending: (Ending, Option<ExitStatus>, String, bool),
+        pages: &Pages,
+    ) -> Option<Event> {
         let (ending, status, stderr, oom_killed) = ending;
         let ending = match ending {
             Ending::Exited => judge_exit(status, &stderr, oom_killed),
@@ -259,7 +263,10 @@ impl Reader {
         let frames_task = tokio::spawn(async move {
             loop {
                 let incoming = frame::read(&mut stdout, max_page_bytes).await;
-                let last = !matches!(incoming, Ok(Incoming::Frame(Frame::Page { .. } | Frame::Total(_))));
+                let last = !matches!(
+                    incoming,
+                    Ok(Incoming::Frame(Frame::Page { .. } | Frame::Total(_)))
+                );
                 if frames_tx.send(incoming).await.is_err() || last {
                     return;
                 }

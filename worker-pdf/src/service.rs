@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use collegium_proto::pdf::v1::pdf_reader_server::PdfReader;
 use collegium_proto::pdf::v1::{
-    DescribeRequest, DescribeResponse, HealthRequest, HealthResponse, PdfTextEvent,
-    PdfTextRequest, ProtocolVersion,
+    DescribeRequest, DescribeResponse, HealthRequest, HealthResponse, PdfTextEvent, PdfTextRequest,
+    ProtocolVersion,
 };
 use collegium_worker_kit::audit::{AuditLog, Outcome, Record, digest};
 use tokio::sync::{Semaphore, mpsc};
@@ -62,9 +62,7 @@ fn audit(
     started: Instant,
 ) {
     let (outcome, detail) = match last {
-        Some(Event::End {
-            stopped, total, ..
-        }) => (
+        Some(Event::End { stopped, total, .. }) => (
             Outcome::Success,
             format!(
                 "{pages} pages of {} read; stopped: {}",
@@ -191,9 +189,11 @@ impl PdfReader for PdfWorker {
                 started,
             );
         });
-        let stream = tokio_stream::StreamExt::map(ReceiverStream::new(received), |event| {
-            Ok(event.to_wire())
-        });
+        let stream =
+            tokio_stream::StreamExt::map(
+                ReceiverStream::new(received),
+                |event| Ok(event.to_wire()),
+            );
         Ok(Response::new(Box::pin(stream)))
     }
 

@@ -66,7 +66,11 @@ pub fn page_text(doc: &Document, page: ObjectId, max_inflated: usize) -> Result<
             }
             "\"" => {
                 new_line(&mut text);
-                shown(&mut text, encoding, operation.operands.get(2..).unwrap_or(&[]));
+                shown(
+                    &mut text,
+                    encoding,
+                    operation.operands.get(2..).unwrap_or(&[]),
+                );
             }
             "T*" | "Td" | "TD" | "ET" => new_line(&mut text),
             _ => {}

@@ -109,11 +109,7 @@ async fn s3_4_a_page_tree_cycle_ends_the_walk_as_unparseable() {
     let events = detonate(&worker, pdfs::page_tree_cycle()).await;
     let failure = failure(&events);
     assert_eq!(failure.kind(), FailureKind::Unparseable, "{failure:?}");
-    assert!(
-        failure.message.contains("no pages"),
-        "{}",
-        failure.message
-    );
+    assert!(failure.message.contains("no pages"), "{}", failure.message);
 }
 
 #[tokio::test]

@@ -107,9 +107,8 @@ async fn s3_4_a_read_stops_before_the_page_that_would_pass_the_ceiling() {
     let worker = Worker::start(&[]);
     let mut client = worker.client().await;
     let texts = ["a".repeat(40), "b".repeat(40), "c".repeat(40)];
-    let (pages, last) = split(
-        read_all(&mut client, request(pdfs::text_pages(&texts), LONG, 100)).await,
-    );
+    let (pages, last) =
+        split(read_all(&mut client, request(pdfs::text_pages(&texts), LONG, 100)).await);
     assert_eq!(pages.len(), 2, "two pages fit in 100 characters, whole");
     let Event::End(end) = last else {
         panic!("an end was expected, not {last:?}")
@@ -119,9 +118,8 @@ async fn s3_4_a_read_stops_before_the_page_that_would_pass_the_ceiling() {
 
     // A first page longer than the ceiling cannot be kept whole: a typed
     // failure naming the ceiling, never a scan.
-    let (pages, last) = split(
-        read_all(&mut client, request(pdfs::text_pages(&texts), LONG, 10)).await,
-    );
+    let (pages, last) =
+        split(read_all(&mut client, request(pdfs::text_pages(&texts), LONG, 10)).await);
     assert!(pages.is_empty());
     let Event::Failure(failure) = last else {
         panic!("a failure was expected, not {last:?}")

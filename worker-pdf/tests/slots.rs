@@ -54,7 +54,8 @@ async fn s3_4_a_read_past_the_slots_fails_at_its_deadline_saying_to_ask_again() 
     // The holders' callers go away: their reads end, their children are
     // killed, and the slots serve the next read.
     drop(holders);
-    let (pages, _) = split(read_all(&mut client, request(short, Duration::from_secs(30), 1000)).await);
+    let (pages, _) =
+        split(read_all(&mut client, request(short, Duration::from_secs(30), 1000)).await);
     assert_eq!(pages, vec![(1, "waiting".to_string())]);
     let audit = std::fs::read_to_string(&worker.audit).expect("audit");
     assert!(audit.contains("\"outcome\":\"abandoned\""), "{audit}");

@@ -126,7 +126,9 @@ impl PdfWorker {
         if described.protocol_version != ProtocolVersion::ProtocolVersion1 as u32 {
             return Err(PdfWorkerError::Protocol(described.protocol_version));
         }
-        let sandbox = described.sandbox.ok_or(PdfWorkerError::Missing("sandbox"))?;
+        let sandbox = described
+            .sandbox
+            .ok_or(PdfWorkerError::Missing("sandbox"))?;
         let limits = described.limits.ok_or(PdfWorkerError::Missing("limits"))?;
         let gaps = sandbox_gaps(&sandbox, served_by);
         if !gaps.is_empty() {
@@ -185,7 +187,10 @@ impl PdfWorker {
             .await
             .map_err(PdfWorkerError::Read)?
             .into_inner();
-        Ok(PdfRead { stream, done: false })
+        Ok(PdfRead {
+            stream,
+            done: false,
+        })
     }
 }
 

@@ -36,9 +36,9 @@ fn ensure(name: &str, outcome: &mut Outcome) -> Result<User, HostError> {
             .args(["--shell", "/usr/sbin/nologin", name]),
         &format!("creating the user {name}"),
     )?;
-    outcome
-        .changes
-        .push(format!("created the framework worker's OS user and group {name}"));
+    outcome.changes.push(format!(
+        "created the framework worker's OS user and group {name}"
+    ));
     lookup_user(name)?.ok_or_else(|| HostError::Missing {
         kind: "user",
         name: name.to_string(),

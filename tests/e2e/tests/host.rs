@@ -241,7 +241,10 @@ async fn s3_4_the_pdf_and_browser_workers_get_system_users_without_a_shell_or_a_
             .unwrap_or_else(|| panic!("no OS user {name}"));
         assert_eq!(user.shell, Path::new("/usr/sbin/nologin"), "{name}");
         assert_eq!(user.dir, Path::new(NO_HOME), "{name}");
-        assert!(user.uid.as_raw() != 0 && user.uid.as_raw() < 1000, "{name} is a system user");
+        assert!(
+            user.uid.as_raw() != 0 && user.uid.as_raw() < 1000,
+            "{name} is a system user"
+        );
         let group = Group::from_gid(user.gid).expect("lookup").expect("group");
         assert_eq!(&group.name, name, "its group is its own");
         let created = format!("created the framework worker's OS user and group {name}");

@@ -134,7 +134,9 @@ pub fn repeating_zlib(period: &[u8], total: u64) -> Vec<u8> {
     bits.value(19 - 4, 4);
     // Code lengths 0..=15 each a four-bit code (a complete code); the
     // repeat codes 16..=18 unused.
-    const ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+    const ORDER: [usize; 19] = [
+        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+    ];
     for symbol in ORDER {
         bits.value(if symbol < 16 { 4 } else { 0 }, 3);
     }
@@ -171,4 +173,3 @@ fn a_repeating_stream_inflates_to_its_period() {
         assert!(inflated.chunks(period.len()).all(|c| period.starts_with(c)));
     }
 }
-

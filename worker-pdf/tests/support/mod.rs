@@ -59,7 +59,9 @@ impl Worker {
         let mut child = command.spawn().expect("worker starts");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("ready line");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("ready line");
         assert_eq!(line.trim(), "ready", "the worker did not start");
         Self {
             child,

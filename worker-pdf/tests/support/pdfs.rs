@@ -112,10 +112,7 @@ pub fn pages_of(contents: &[(Vec<u8>, &str)]) -> Vec<u8> {
 /// A document whose pages show these texts (an empty text is a page with
 /// nothing on it).
 pub fn text_pages<S: AsRef<str>>(texts: &[S]) -> Vec<u8> {
-    let contents: Vec<(Vec<u8>, &str)> = texts
-        .iter()
-        .map(|t| (showing(t.as_ref()), ""))
-        .collect();
+    let contents: Vec<(Vec<u8>, &str)> = texts.iter().map(|t| (showing(t.as_ref()), "")).collect();
     pages_of(&contents)
 }
 
@@ -150,7 +147,10 @@ pub fn scan(pages: usize) -> Vec<u8> {
         kids.push_str(&format!("{page} 0 R "));
     }
     pdf.set(catalog, format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    pdf.set(tree, format!("<< /Type /Pages /Kids [{kids}] /Count {pages} >>"));
+    pdf.set(
+        tree,
+        format!("<< /Type /Pages /Kids [{kids}] /Count {pages} >>"),
+    );
     pdf.finish(catalog)
 }
 
@@ -197,7 +197,10 @@ pub fn nested_arrays() -> Vec<u8> {
         catalog,
         format!("<< /Type /Catalog /Pages {tree} 0 R /Deep {beside} 0 R >>"),
     );
-    pdf.set(tree, format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    pdf.set(
+        tree,
+        format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"),
+    );
     pdf.finish(catalog)
 }
 
@@ -247,7 +250,10 @@ pub fn self_referencing_object_stream() -> Vec<u8> {
         "<< /Type /Page /Parent {tree} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 {font} 0 R >> >> /Contents {content} 0 R /Loop {objstm} 0 R >>"
     ));
     pdf.set(catalog, format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    pdf.set(tree, format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    pdf.set(
+        tree,
+        format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"),
+    );
     pdf.finish(catalog)
 }
 
@@ -262,6 +268,9 @@ pub fn huge_xref() -> Vec<u8> {
         "<< /Type /Page /Parent {tree} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 {font} 0 R >> >> /Contents {content} 0 R >>"
     ));
     pdf.set(catalog, format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    pdf.set(tree, format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    pdf.set(
+        tree,
+        format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"),
+    );
     pdf.finish_with(catalog, Some(1 << 31))
 }
