@@ -85,7 +85,6 @@ async fn s3_4_a_socket_served_by_another_user_is_not_spoken_to() {
     let worker = Worker::start(&[]);
     let error = PdfWorker::connect(&worker.socket, worker_uid() + 1)
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(error, PdfWorkerError::Connect { .. }), "{error}");
 }

@@ -45,7 +45,7 @@ impl Pdf {
         let mut offsets = Vec::new();
         for (i, body) in self.objects.iter().enumerate() {
             offsets.push(out.len());
-            write!(out, "{} 0 obj\n", i + 1).expect("vec");
+            writeln!(out, "{} 0 obj", i + 1).expect("vec");
             out.extend_from_slice(body);
             out.extend_from_slice(b"\nendobj\n");
         }
@@ -54,7 +54,7 @@ impl Pdf {
         let size = size.unwrap_or(count as u64);
         write!(out, "xref\n0 {size}\n0000000000 65535 f \n").expect("vec");
         for offset in offsets {
-            write!(out, "{offset:010} 00000 n \n").expect("vec");
+            writeln!(out, "{offset:010} 00000 n ").expect("vec");
         }
         write!(
             out,
@@ -77,7 +77,7 @@ pub fn showing(text: &str) -> Vec<u8> {
             .replace('\\', "\\\\")
             .replace('(', "\\(")
             .replace(')', "\\)");
-        write!(content, "({escaped}) Tj T*\n").expect("vec");
+        writeln!(content, "({escaped}) Tj T*").expect("vec");
     }
     content.extend_from_slice(b"ET");
     content
