@@ -6,6 +6,7 @@ use std::error::Error;
 const PROTOS: &[&str] = &[
     "proto/collegium/toolset/v1/toolset.proto",
     "proto/collegium/storage/v1/storage.proto",
+    "proto/collegium/pdf/v1/pdf.proto",
 ];
 
 fn main() -> Result<(), Box<dyn Error>> {

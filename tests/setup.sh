@@ -19,6 +19,7 @@ commands=(
   "node      nodejs    the browser test runs Playwright (playwright-core) under Node"
   "npm       npm       installs playwright-core for the browser test"
   "python3   python3   runs the third-party Python Mattermost client"
+  "pdftotext poppler-utils the PDF worker's benchmark measures its throughput against pdftotext"
 )
 # package  why  (packages that put no command on PATH)
 packages=(

@@ -1,6 +1,7 @@
 //! The wire between the control daemon and its workers and plugins
 //! (ARCHITECTURE §4): the `Toolset` service every worker serves and the
-//! `Storage` service the daemon serves to plugins.
+//! `Storage` service the daemon serves to plugins, and the PDF worker's
+//! `PdfReader`.
 
 /// `collegium.toolset.v1`: Describe, Render, Invoke, Cancel, Health.
 pub mod toolset {
@@ -17,6 +18,13 @@ pub mod toolset {
 pub mod storage {
     pub mod v1 {
         tonic::include_proto!("collegium.storage.v1");
+    }
+}
+
+/// `collegium.pdf.v1`: the PDF worker's Describe, PdfText, Health (§3.4).
+pub mod pdf {
+    pub mod v1 {
+        tonic::include_proto!("collegium.pdf.v1");
     }
 }
 

@@ -7,9 +7,12 @@
 //! configuration tree open only to the daemon's group, which no agent or
 //! plugin user is ever in; the plugin tree open to the daemon and the
 //! plugin users (`plugin_group`); and an nftables table rejecting the
-//! agents' users' connections to the callback port (`reach`, §6.4). Every
+//! agents' users' connections to the callback port (`reach`, §6.4); and
+//! the framework workers' own users, `collegium-pdf` and
+//! `collegium-browser` (`framework_users`, §3.4). Every
 //! run converges; a second run changes nothing, and each change is printed.
 
+pub mod framework_users;
 mod reach;
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -119,6 +122,7 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
     let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
     let plugins_gid = crate::plugin_group::converge(&daemon, &plugin_users, &mut outcome)?;
     converge_framework(&layout, &daemon, plugins_gid.as_raw(), &mut outcome)?;
+    framework_users::converge(&mut outcome)?;
     let mut agent_uids = std::collections::BTreeSet::new();
     for place in &layout.agents {
         let agent = match &place.os_user {

@@ -10,12 +10,21 @@ use tokio::net::UnixStream;
 use tonic::transport::{Channel, Endpoint};
 
 /// Connects to the `Toolset` served on `socket`, by a process running as
-/// `served_by` when that is given. The URI is required by the builder and
-/// never dialled: the connector opens the socket.
+/// `served_by` when that is given.
 pub async fn connect(
     socket: &Path,
     served_by: Option<u32>,
 ) -> Result<ToolsetClient<Channel>, tonic::transport::Error> {
+    Ok(ToolsetClient::new(channel(socket, served_by).await?))
+}
+
+/// A channel to whatever service is served on `socket`, by a process
+/// running as `served_by` when that is given. The URI is required by the
+/// builder and never dialled: the connector opens the socket.
+pub async fn channel(
+    socket: &Path,
+    served_by: Option<u32>,
+) -> Result<Channel, tonic::transport::Error> {
     let path: PathBuf = socket.to_path_buf();
     let channel = Endpoint::from_static("http://worker.invalid")
         .connect_with_connector(tower::service_fn(move |_| {
@@ -38,5 +47,5 @@ pub async fn connect(
             }
         }))
         .await?;
-    Ok(ToolsetClient::new(channel))
+    Ok(channel)
 }

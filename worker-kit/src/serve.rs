@@ -1,7 +1,9 @@
-//! The `Toolset` server on a Unix socket (ARCHITECTURE §4): one socket per
+//! A worker's gRPC server on a Unix socket (ARCHITECTURE §4): one socket per
 //! worker, its mode set before anyone can connect, and every connection's
 //! peer checked by SO_PEERCRED. A peer whose uid the worker's configuration
-//! does not allow is closed before a byte is read.
+//! does not allow is closed before a byte is read. Most workers serve
+//! `Toolset`; a framework worker with a service of its own (the PDF reader,
+//! §3.4) serves that under the same rules.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::service::Routes;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -80,6 +83,17 @@ pub async fn serve<T: Toolset>(
     policy: PeerPolicy,
     toolset: T,
 ) -> Result<Serving, ServeError> {
+    serve_routes(path, mode, policy, Routes::new(ToolsetServer::new(toolset))).await
+}
+
+/// Serves any tonic service (`Routes::new(SomeServer::new(..))`) on `path`
+/// under the same socket rules as [`serve`].
+pub async fn serve_routes(
+    path: &Path,
+    mode: u32,
+    policy: PeerPolicy,
+    routes: Routes,
+) -> Result<Serving, ServeError> {
     let socket_error = |reason: String| ServeError::Socket {
         path: path.to_path_buf(),
         reason,
@@ -106,7 +120,7 @@ pub async fn serve<T: Toolset>(
     let (stop, stopped) = oneshot::channel::<()>();
     let server = tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(ToolsetServer::new(toolset))
+            .add_routes(routes)
             .serve_with_incoming_shutdown(ReceiverStream::new(incoming), async {
                 let _ = stopped.await;
             }),

@@ -6,5 +6,6 @@ pub mod declarations;
 pub mod dispatch;
 pub mod framework;
 pub mod handshake;
+pub mod pdf;
 pub mod plugins;
 pub mod reach;

@@ -216,3 +216,46 @@ async fn s6_1_plugin_users_pass_the_plugin_tree_by_a_group_the_daemon_shares_wit
     let again = provision(&h.loaded()).expect("provisioned");
     assert_eq!(again.changes, Vec::<String>::new(), "converged");
 }
+
+/// The framework workers' own users (§3.4): system users with a group of
+/// their own name, no login shell and no home; made once, and a second run
+/// changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_the_pdf_and_browser_workers_get_system_users_without_a_shell_or_a_home() {
+    use collegium_provision::host::framework_users::{FRAMEWORK_USERS, NO_HOME};
+    use nix::unistd::Group;
+    let h = Harness::start().await;
+    shell_deployment(&h);
+    if !geteuid().is_root() {
+        assert!(matches!(provision(&h.loaded()), Err(HostError::NotRoot)));
+        return;
+    }
+    let existed: Vec<bool> = FRAMEWORK_USERS
+        .iter()
+        .map(|name| User::from_name(name).expect("lookup").is_some())
+        .collect();
+    let first = provision(&h.loaded()).expect("provisioned");
+    for (name, existed) in FRAMEWORK_USERS.iter().zip(existed) {
+        let user = User::from_name(name)
+            .expect("lookup")
+            .unwrap_or_else(|| panic!("no OS user {name}"));
+        assert_eq!(user.shell, Path::new("/usr/sbin/nologin"), "{name}");
+        assert_eq!(user.dir, Path::new(NO_HOME), "{name}");
+        assert!(
+            user.uid.as_raw() != 0 && user.uid.as_raw() < 1000,
+            "{name} is a system user"
+        );
+        let group = Group::from_gid(user.gid).expect("lookup").expect("group");
+        assert_eq!(&group.name, name, "its group is its own");
+        let created = format!("created the framework worker's OS user and group {name}");
+        assert_eq!(
+            first.changes.contains(&created),
+            !existed,
+            "{:?}",
+            first.changes
+        );
+    }
+    assert!(!Path::new(NO_HOME).exists(), "no home was made");
+    let again = provision(&h.loaded()).expect("provisioned");
+    assert!(again.changes.is_empty(), "{:?}", again.changes);
+}

@@ -1,0 +1,46 @@
+//! The framework workers' own OS users (§3.4, ARCHITECTURE §4): the PDF
+//! worker runs as `collegium-pdf` and the browser worker as
+//! `collegium-browser`, each a system user with a group of its own name, no
+//! login shell and no home, so a parser or a browser taken over holds
+//! nothing of the daemon's, an agent's or the other worker's. Made once;
+//! a run over a host that has them changes nothing.
+
+use std::process::Command;
+
+use nix::unistd::User;
+
+use super::{HostError, Outcome, lookup_user, run};
+
+/// The users the framework's workers run as.
+pub const FRAMEWORK_USERS: &[&str] = &["collegium-pdf", "collegium-browser"];
+
+/// Where a user without a home is pointed: a directory that does not
+/// exist, as Debian's system users have.
+pub const NO_HOME: &str = "/nonexistent";
+
+pub fn converge(outcome: &mut Outcome) -> Result<Vec<User>, HostError> {
+    FRAMEWORK_USERS
+        .iter()
+        .map(|name| ensure(name, outcome))
+        .collect()
+}
+
+fn ensure(name: &str, outcome: &mut Outcome) -> Result<User, HostError> {
+    if let Some(user) = lookup_user(name)? {
+        return Ok(user);
+    }
+    run(
+        Command::new("useradd")
+            .args(["--system", "--user-group", "--no-create-home"])
+            .args(["--home-dir", NO_HOME])
+            .args(["--shell", "/usr/sbin/nologin", name]),
+        &format!("creating the user {name}"),
+    )?;
+    outcome.changes.push(format!(
+        "created the framework worker's OS user and group {name}"
+    ));
+    lookup_user(name)?.ok_or_else(|| HostError::Missing {
+        kind: "user",
+        name: name.to_string(),
+    })
+}
