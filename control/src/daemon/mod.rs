@@ -167,6 +167,9 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         workers.extend(
             crate::workers::framework::connect(&loaded, &toolsets.registry, &signer).await?,
         );
+        let pdf = crate::workers::framework::connect_pdf(&loaded, &toolsets.registry)
+            .await?
+            .map(std::sync::Arc::new);
         // Every grant is served before this boot counts as a run (A4).
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
@@ -177,6 +180,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                 credentials: &credentials,
                 registry: &toolsets.registry,
                 workers,
+                pdf,
                 offered,
                 signer,
                 store: store.clone(),

@@ -42,6 +42,8 @@ pub struct Boot<'a> {
     pub credentials: &'a Credentials,
     pub registry: &'a Registry,
     pub workers: BTreeMap<String, Arc<Worker>>,
+    /// The PDF reader, where an agent holds `web::fetch` (§3.4).
+    pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
     /// The tools each agent is offered, every grant served (`grants.rs`).
     pub offered: BTreeMap<String, Vec<ToolRef>>,
     pub signer: collegium_worker_kit::grant::GrantSigner,
@@ -137,6 +139,7 @@ fn context(
         workspaces_root: config.deployment.workspaces_root.clone(),
         registry: boot.registry.clone(),
         workers: boot.workers,
+        pdf: boot.pdf,
         signer: boot.signer,
         post_limit,
         boot_id: boot.boot_id,

@@ -36,6 +36,8 @@ pub struct Services {
     pub registry: Registry,
     /// Workers by namespace.
     pub workers: BTreeMap<String, Arc<Worker>>,
+    /// The PDF reader, where an agent holds `web::fetch` (§3.4).
+    pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
     pub signer: GrantSigner,
     pub post_limit: PostLimit,
     pub boot_id: String,

@@ -481,6 +481,7 @@ async fn run_worker(
         );
     };
     let dispatch = dispatch(scope, call, tool, value, decision);
+    let (started, call_id) = (std::time::Instant::now(), dispatch.call_id.clone());
     // The call runs as a task of its own: a kill stops waiting for it, and
     // it may still complete and record its outcome (§7.5).
     let (services, worker) = (scope.services.clone(), worker.clone());
@@ -536,6 +537,8 @@ async fn run_worker(
             },
         ),
         Ok(CallOutcome::Finished(mut result)) => {
+            let left = dispatch_deadline(scope).saturating_sub(started.elapsed());
+            read_document(scope, &mut result, value, left, &call_id).await;
             let kept = keep_captures(scope, call, tool, std::mem::take(&mut result.captures)).await;
             let summary = if result.summary.trim().is_empty() {
                 fallback
@@ -584,6 +587,49 @@ async fn run_worker(
     }
 }
 
+/// How long a worker call may take in all (§7.2).
+fn dispatch_deadline(scope: &CallScope<'_>) -> Duration {
+    Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs))
+}
+
+/// A document a worker fetched but does not read itself (a PDF, §3.4) is
+/// read by the worker that does, within what is left of the call's
+/// deadline: workers never call each other, so the daemon carries it. Its
+/// text takes the result's place, or the refusal its read came to.
+async fn read_document(
+    scope: &CallScope<'_>,
+    result: &mut collegium_proto::toolset::v1::ToolResult,
+    arguments: &Value,
+    left: Duration,
+    call_id: &str,
+) {
+    let Some(WireOutcome::Success(success)) = &mut result.outcome else {
+        return;
+    };
+    let Some(document) = success.document.take() else {
+        return;
+    };
+    let read = crate::workers::pdf_text::read(
+        scope.services.pdf.as_deref(),
+        &document,
+        arguments,
+        left,
+        call_id,
+    )
+    .await;
+    match read {
+        Ok(read) => {
+            success.text = read.text;
+            success.content_key = Some(read.content);
+        }
+        Err(message) => {
+            result.outcome = Some(WireOutcome::Refusal(
+                collegium_proto::toolset::v1::Refusal { message },
+            ));
+        }
+    }
+}
+
 /// The call as a worker or plugin receives it: the exact argument bytes and
 /// the agent's effective settings for the namespace (§3.4).
 fn dispatch(
@@ -612,7 +658,7 @@ fn dispatch(
         channel: scope.channel.to_string(),
         held_tools: scope.seat.held.iter().map(ToString::to_string).collect(),
         decision_id: decision,
-        deadline: Duration::from_secs(u64::from(scope.services.limits.tool_call_deadline_secs)),
+        deadline: dispatch_deadline(scope),
     }
 }
 

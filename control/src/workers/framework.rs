@@ -50,6 +50,14 @@ pub enum FrameworkError {
         tool: ToolRef,
         user: &'static str,
     },
+    #[error(
+        "{0}. An agent holds web::fetch, whose PDFs the PDF worker reads: start collegium-worker-pdf (as collegium-pdf) before the daemon"
+    )]
+    Pdf(Box<super::pdf::PdfWorkerError>),
+    #[error(
+        "an agent holds web::fetch, whose PDFs the PDF worker reads as the OS user collegium-pdf, which does not exist on this host; run collegium-provision host --config FILE as root"
+    )]
+    PdfUser,
     #[error("the browser worker does not enforce this deployment's address policy (§3.4): {0}")]
     Scope(String),
     #[error(
@@ -196,6 +204,47 @@ async fn connect_browser(
         "framework worker ready"
     );
     Ok(Some(worker))
+}
+
+/// The PDF reader, where some agent holds `web::fetch` (§3.4): a fetched
+/// PDF is read there, never in this process. It runs as its own user,
+/// holding no capability, with no-new-privileges.
+pub async fn connect_pdf(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+) -> Result<Option<super::pdf::PdfWorker>, FrameworkError> {
+    let fetch = ToolRef::new("web", "fetch");
+    if !is_built(registry, &fetch) || !loaded.agents.iter().any(|a| a.holds(&fetch)) {
+        return Ok(None);
+    }
+    let user = crate::host::worker_user("pdf").unwrap_or("collegium-pdf");
+    let Ok(Some(account)) = nix::unistd::User::from_name(user) else {
+        return Err(FrameworkError::PdfUser);
+    };
+    let socket = pdf_socket(loaded);
+    let worker = super::pdf::PdfWorker::connect(&socket, account.uid.as_raw())
+        .await
+        .map_err(|e| FrameworkError::Pdf(Box::new(e)))?;
+    let limits = worker.limits();
+    tracing::info!(
+        worker = "pdf",
+        memory_cap_mib = limits.memory_cap_bytes >> 20,
+        concurrency = limits.concurrency,
+        body_cap_mib = limits.body_cap_bytes >> 20,
+        memory_cgroup = limits.memory_cgroup,
+        "framework worker ready"
+    );
+    Ok(Some(worker))
+}
+
+/// The PDF worker's socket, under the runtime directory.
+pub fn pdf_socket(loaded: &LoadedConfig) -> std::path::PathBuf {
+    loaded
+        .config
+        .deployment
+        .runtime_dir
+        .join("pdf")
+        .join("reader.sock")
 }
 
 /// Where the browser worker's address policy differs from the

@@ -7,5 +7,6 @@ pub mod dispatch;
 pub mod framework;
 pub mod handshake;
 pub mod pdf;
+pub mod pdf_text;
 pub mod plugins;
 pub mod reach;
