@@ -40,8 +40,8 @@ fn interfaces(namespace: &Path) -> Result<BTreeSet<String>, LabError> {
         })
     })?
     .map_err(|errno| LabError::NotIsolated {
-            why: format!("the interfaces could not be listed: {}", errno.desc()),
-        })
+        why: format!("the interfaces could not be listed: {}", errno.desc()),
+    })
 }
 
 /// The host's own addresses: those of the test process's network namespace
@@ -75,7 +75,9 @@ pub(super) fn check(lab: &Lab) -> Result<Isolation, LabError> {
     for (namespace, found) in [("worker", &worker_interfaces), ("net", &net_interfaces)] {
         if *found != expected {
             return Err(LabError::NotIsolated {
-                why: format!("the {namespace} namespace has interfaces {found:?}, not lo and {LINK}"),
+                why: format!(
+                    "the {namespace} namespace has interfaces {found:?}, not lo and {LINK}"
+                ),
             });
         }
     }
@@ -101,7 +103,9 @@ pub(super) fn check(lab: &Lab) -> Result<Isolation, LabError> {
     })?;
     if !reached.is_empty() {
         return Err(LabError::NotIsolated {
-            why: format!("the host's addresses {reached:?} answered from inside the worker namespace"),
+            why: format!(
+                "the host's addresses {reached:?} answered from inside the worker namespace"
+            ),
         });
     }
     Ok(Isolation {

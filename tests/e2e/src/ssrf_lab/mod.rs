@@ -37,9 +37,9 @@ use hits::Hits;
 use ip::ip;
 use names::Names;
 use plan::{
-    FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, HONEYPOT_TCP_PORTS, HONEYPOT_UDP_PORT, LINK,
-    LINK_LOCAL, LINK_V4_PREFIX, LINK_V6_PREFIX, MULTICAST, NAMESERVER, NET_V4, NET_V6,
-    WORKER_V4, WORKER_V6,
+    FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, HONEYPOT_TCP_PORTS, HONEYPOT_UDP_PORT, LINK, LINK_LOCAL,
+    LINK_V4_PREFIX, LINK_V6_PREFIX, NAMESERVER, NET_V4, NET_V6, UDP_ONLY_IN_NET, WORKER_V4,
+    WORKER_V6,
 };
 use site::Requests;
 
@@ -214,8 +214,25 @@ impl Lab {
         }
         // Everything not the worker's own goes over the link: the forbidden
         // ranges reach their honeypots, the test hosts their servers.
-        ip(&["-n", w, "route", "add", "default", "via", &NET_V4.to_string()])?;
-        ip(&["-n", w, "-6", "route", "add", "default", "via", &NET_V6.to_string()])?;
+        ip(&[
+            "-n",
+            w,
+            "route",
+            "add",
+            "default",
+            "via",
+            &NET_V4.to_string(),
+        ])?;
+        ip(&[
+            "-n",
+            w,
+            "-6",
+            "route",
+            "add",
+            "default",
+            "via",
+            &NET_V6.to_string(),
+        ])?;
         Ok(())
     }
 
@@ -254,7 +271,9 @@ impl Lab {
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
         // Taken only in drop, after which no method runs.
-        self.runtime.as_ref().expect("the lab's runtime lives as long as the lab")
+        self.runtime
+            .as_ref()
+            .expect("the lab's runtime lives as long as the lab")
     }
 
     fn start_honeypots(&mut self) -> Result<(), LabError> {
@@ -267,7 +286,12 @@ impl Lab {
             for port in HONEYPOT_TCP_PORTS {
                 let at = scoped(addr, port, scope);
                 let listener = self.bind_tcp_in(ns, at)?;
-                self.serve_listener(listener, Site::honeypot(at), self.hits.clone(), Requests::default())?;
+                self.serve_listener(
+                    listener,
+                    Site::honeypot(at),
+                    self.hits.clone(),
+                    Requests::default(),
+                )?;
                 self.honeypots.push(Honeypot {
                     ns,
                     transport: Transport::Tcp,
@@ -276,9 +300,9 @@ impl Lab {
             }
             self.udp_honeypot(ns, scoped(addr, HONEYPOT_UDP_PORT, scope))?;
         }
-        for group in MULTICAST {
-            let scope = if group.is_ipv6() { net_link } else { 0 };
-            self.udp_honeypot(Ns::Net, scoped(group, HONEYPOT_UDP_PORT, scope))?;
+        for addr in UDP_ONLY_IN_NET {
+            let scope = if addr.is_ipv6() { net_link } else { 0 };
+            self.udp_honeypot(Ns::Net, scoped(addr, HONEYPOT_UDP_PORT, scope))?;
         }
         Ok(())
     }
@@ -290,7 +314,8 @@ impl Lab {
             addr: at,
             message: e.to_string(),
         })?;
-        self.runtime().spawn(site::sink_udp(socket, self.hits.clone()));
+        self.runtime()
+            .spawn(site::sink_udp(socket, self.hits.clone()));
         self.honeypots.push(Honeypot {
             ns,
             transport: Transport::Udp,
@@ -343,12 +368,12 @@ impl Lab {
     /// The index of the link's end in `ns`, the scope of its link-local
     /// addresses.
     fn link_index(&self, ns: Ns) -> Result<u32, LabError> {
-        enter::within(&self.handle(ns), || nix::net::if_::if_nametoindex(LINK))?.map_err(
-            |errno| LabError::Enter {
+        enter::within(&self.handle(ns), || nix::net::if_::if_nametoindex(LINK))?.map_err(|errno| {
+            LabError::Enter {
                 namespace: self.ns_name(ns).to_string(),
                 message: format!("no {LINK}: {}", errno.desc()),
-            },
-        )
+            }
+        })
     }
 
     pub fn worker_ns(&self) -> &str {
@@ -416,7 +441,12 @@ impl Lab {
         ];
         addrs.extend(FORBIDDEN_IN_NET);
         addrs.extend(FORBIDDEN_IN_WORKER);
-        addrs.extend(self.hosted.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter());
+        addrs.extend(
+            self.hosted
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter(),
+        );
         addrs
     }
 

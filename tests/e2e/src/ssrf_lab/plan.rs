@@ -49,12 +49,14 @@ pub const FORBIDDEN_IN_NET: [IpAddr; 7] = [
 /// from the worker as `[fe80::1%lab0]`.
 pub const LINK_LOCAL: Ipv6Addr = Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1);
 
-/// Multicast groups every host on the link joins, so a UDP honeypot in the
-/// net namespace receives what the worker sends them. TCP cannot reach a
-/// group, so these have UDP honeypots only.
-pub const MULTICAST: [IpAddr; 2] = [
+/// Multicast groups every host on the link joins, and the limited
+/// broadcast address, so a UDP honeypot in the net namespace receives what
+/// the worker sends them. TCP cannot reach a group or a broadcast, so these
+/// have UDP honeypots only.
+pub const UDP_ONLY_IN_NET: [IpAddr; 3] = [
     IpAddr::V4(Ipv4Addr::new(224, 0, 0, 1)),
     IpAddr::V6(Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1)),
+    IpAddr::V4(Ipv4Addr::BROADCAST),
 ];
 
 /// Forbidden addresses inside the worker's own namespace: loopback and its

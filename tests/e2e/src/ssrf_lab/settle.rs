@@ -56,6 +56,10 @@ fn send_sentinels(
                     IpAddr::from([0u8; 16])
                 };
                 let socket = UdpSocket::bind(SocketAddr::new(any, 0)).map_err(|e| failed(at, e))?;
+                // The limited broadcast address has a honeypot too.
+                if at.is_ipv4() {
+                    socket.set_broadcast(true).map_err(|e| failed(at, e))?;
+                }
                 // Connected, so its source address is fixed before it
                 // sends and is the one the honeypot sees.
                 socket

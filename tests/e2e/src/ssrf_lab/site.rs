@@ -143,7 +143,10 @@ impl Requests {
     }
 
     pub fn all(&self) -> Vec<Served> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
