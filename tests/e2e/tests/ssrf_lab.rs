@@ -11,7 +11,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use e2e::ssrf_lab::plan::{
-    FORBIDDEN_IN_NET, HONEYPOT_UDP_PORT, LINK, LINK_LOCAL, UDP_ONLY_IN_NET, WORKER_V4, WORKER_V6,
+    EMBEDDING_IN_NET, FORBIDDEN_IN_NET, HONEYPOT_UDP_PORT, LINK, LINK_LOCAL, UDP_ONLY_IN_NET,
+    WORKER_V4, WORKER_V6,
 };
 use e2e::ssrf_lab::{Answer, Hit, Lab, LabError, Ns, RecordType, Reply, Site, Transport};
 
@@ -117,6 +118,7 @@ fn s3_4_every_forbidden_address_has_a_honeypot_that_counts() {
             let link = nix::net::if_::if_nametoindex(LINK).expect("the worker's link");
             let mut tcp: Vec<SocketAddr> = FORBIDDEN_IN_NET
                 .iter()
+                .chain(&EMBEDDING_IN_NET)
                 .map(|a| SocketAddr::new(*a, 80))
                 .collect();
             tcp.push(SocketAddr::V6(SocketAddrV6::new(LINK_LOCAL, 80, 0, link)));

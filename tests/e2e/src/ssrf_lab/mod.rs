@@ -37,9 +37,9 @@ use hits::Hits;
 use ip::ip;
 use names::Names;
 use plan::{
-    FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, HONEYPOT_TCP_PORTS, HONEYPOT_UDP_PORT, LINK, LINK_LOCAL,
-    LINK_V4_PREFIX, LINK_V6_PREFIX, NAMESERVER, NET_V4, NET_V6, UDP_ONLY_IN_NET, WORKER_V4,
-    WORKER_V6,
+    EMBEDDING_IN_NET, FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, HONEYPOT_TCP_PORTS, HONEYPOT_UDP_PORT,
+    LINK, LINK_LOCAL, LINK_V4_PREFIX, LINK_V6_PREFIX, NAMESERVER, NET_V4, NET_V6, UDP_ONLY_IN_NET,
+    WORKER_V4, WORKER_V6,
 };
 use site::Requests;
 
@@ -209,7 +209,7 @@ impl Lab {
             ip(args)?;
         }
         self.add_to_net_loopback(IpAddr::V4(NAMESERVER))?;
-        for addr in FORBIDDEN_IN_NET {
+        for addr in FORBIDDEN_IN_NET.into_iter().chain(EMBEDDING_IN_NET) {
             self.add_to_net_loopback(addr)?;
         }
         // Everything not the worker's own goes over the link: the forbidden
@@ -279,15 +279,20 @@ impl Lab {
     fn start_honeypots(&mut self) -> Result<(), LabError> {
         let net_link = self.link_index(Ns::Net)?;
         let mut places: Vec<(Ns, IpAddr, u32)> = Vec::new();
-        places.extend(FORBIDDEN_IN_NET.iter().map(|a| (Ns::Net, *a, 0)));
+        places.extend(
+            FORBIDDEN_IN_NET
+                .iter()
+                .chain(&EMBEDDING_IN_NET)
+                .map(|a| (Ns::Net, *a, 0)),
+        );
         places.push((Ns::Net, IpAddr::V6(LINK_LOCAL), net_link));
         places.extend(FORBIDDEN_IN_WORKER.iter().map(|a| (Ns::Worker, *a, 0)));
         for (ns, addr, scope) in places {
             for port in HONEYPOT_TCP_PORTS {
                 let at = scoped(addr, port, scope);
-                let listener = self.bind_tcp_in(ns, at)?;
-                self.serve_listener(
-                    listener,
+                self.serve(
+                    ns,
+                    at,
                     Site::honeypot(at),
                     self.hits.clone(),
                     Requests::default(),
@@ -344,17 +349,16 @@ impl Lab {
         Ok(())
     }
 
-    fn serve_listener(
+    /// Serves `site` at `addr` inside `ns` on the lab's runtime.
+    fn serve(
         &self,
-        listener: std::net::TcpListener,
+        ns: Ns,
+        addr: SocketAddr,
         site: Site,
         hits: Hits,
         requests: Requests,
     ) -> Result<(), LabError> {
-        let addr = listener.local_addr().map_err(|e| LabError::Write {
-            path: PathBuf::from("listener"),
-            message: e.to_string(),
-        })?;
+        let listener = self.bind_tcp_in(ns, addr)?;
         let _entered = self.runtime().enter();
         let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| LabError::Bind {
             addr,
@@ -440,6 +444,7 @@ impl Lab {
             IpAddr::V6(LINK_LOCAL),
         ];
         addrs.extend(FORBIDDEN_IN_NET);
+        addrs.extend(EMBEDDING_IN_NET);
         addrs.extend(FORBIDDEN_IN_WORKER);
         addrs.extend(
             self.hosted
@@ -510,9 +515,9 @@ impl Lab {
             connections: Hits::default(),
         };
         for addr in addrs {
-            let listener = self.bind_tcp_in(ns, *addr)?;
-            self.serve_listener(
-                listener,
+            self.serve(
+                ns,
+                *addr,
                 site.clone(),
                 host.connections.clone(),
                 host.requests.clone(),

@@ -45,6 +45,22 @@ pub const FORBIDDEN_IN_NET: [IpAddr; 7] = [
     IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
 ];
 
+/// IPv6 forms that embed a forbidden IPv4 address, each one the matrix
+/// attempts: NAT64 (loopback, metadata), local-use NAT64, 6to4, SIIT and
+/// IPv4-compatible. Nothing routes them to what they embed, so each has a
+/// honeypot of its own in the net namespace: a policy that let one through
+/// is caught connecting, rather than left waiting on a dropped packet.
+/// (`::ffff:127.0.0.1`, IPv4-mapped, the kernel sends to 127.0.0.1 itself,
+/// where loopback's honeypot is.)
+pub const EMBEDDING_IN_NET: [IpAddr; 6] = [
+    IpAddr::V6(Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0x7f00, 1)),
+    IpAddr::V6(Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0xa9fe, 0xa9fe)),
+    IpAddr::V6(Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0xa00, 1)),
+    IpAddr::V6(Ipv6Addr::new(0x2002, 0x7f00, 1, 0, 0, 0, 0, 0)),
+    IpAddr::V6(Ipv6Addr::new(0, 0, 0, 0, 0xffff, 0, 0xa00, 1)),
+    IpAddr::V6(Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0x7f00, 1)),
+];
+
 /// The link-local address on the net namespace's end of the link: reached
 /// from the worker as `[fe80::1%lab0]`.
 pub const LINK_LOCAL: Ipv6Addr = Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1);
