@@ -472,3 +472,46 @@ fn s3_4_a_caller_that_is_not_root_is_told_the_lab_needs_root() {
     assert!(matches!(refusal, LabError::NotRoot { .. }));
     assert!(refusal.to_string().contains("needs root"), "{refusal}");
 }
+
+#[test]
+fn s3_4_a_worker_run_as_its_own_user_is_inside_the_lab() {
+    // As a worker runs: `ip netns exec` enters as root, then setpriv drops
+    // to the worker's user; the process stays in the lab.
+    let lab = Lab::start().expect("start the lab");
+    let mut probe = lab
+        .command_in_worker("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--",
+            "sh",
+            "-c",
+            "read line; curl -sS --max-time 10 http://192.168.0.1:8080/ >/dev/null; id -u",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the probe");
+    let attempt = lab
+        .attempt(probe.id())
+        .expect("the probe is inside the lab");
+    probe
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"go\n")
+        .expect("start the probe");
+    let output = probe.wait_with_output().expect("the probe ends");
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "65534");
+    let hits = attempt.honeypot_hits().expect("hits");
+    assert_eq!(
+        places(&hits),
+        BTreeSet::from([(
+            "Tcp".to_string(),
+            "192.168.0.1".parse().expect("addr"),
+            8080
+        )])
+    );
+}
