@@ -10,16 +10,20 @@
 mod attempt;
 mod dns;
 mod enter;
+mod error;
 mod hits;
+mod honeypots;
+mod host;
 mod ip;
 mod isolation;
 mod names;
 pub mod plan;
 mod settle;
 mod site;
+mod wiring;
 
 use std::ffi::OsStr;
-use std::net::{IpAddr, SocketAddr, SocketAddrV6};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -28,48 +32,20 @@ use std::time::Duration;
 
 pub use attempt::{Attempt, Inside};
 pub use dns::{Answer, Asked, ZONE, Zone};
+pub use error::LabError;
 pub use hickory_server::proto::rr::RecordType;
 pub use hits::{Hit, Transport};
+pub use host::TestHost;
 pub use isolation::Isolation;
 pub use site::{Reply, Served, Site};
 
 use hits::Hits;
-use ip::ip;
 use names::Names;
 use plan::{
-    EMBEDDING_IN_NET, FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, HONEYPOT_TCP_PORTS, HONEYPOT_UDP_PORT,
-    LINK, LINK_LOCAL, LINK_V4_PREFIX, LINK_V6_PREFIX, NAMESERVER, NET_V4, NET_V6, UDP_ONLY_IN_NET,
-    WORKER_V4, WORKER_V6,
+    EMBEDDING_IN_NET, FORBIDDEN_IN_NET, FORBIDDEN_IN_WORKER, LINK, LINK_LOCAL, NAMESERVER, NET_V4,
+    NET_V6,
 };
 use site::Requests;
-
-#[derive(Debug, thiserror::Error)]
-pub enum LabError {
-    #[error(
-        "the SSRF lab creates network namespaces, which needs root; this test runs as uid {uid}"
-    )]
-    NotRoot { uid: u32 },
-    #[error("`ip {command}` failed: {message}")]
-    Ip { command: String, message: String },
-    #[error("could not enter the network namespace {namespace}: {message}")]
-    Enter { namespace: String, message: String },
-    #[error("could not bind {addr} in the lab: {message}")]
-    Bind { addr: SocketAddr, message: String },
-    #[error("could not write {path}: {message}")]
-    Write { path: PathBuf, message: String },
-    #[error("the lab's runtime could not start: {0}")]
-    Runtime(std::io::Error),
-    #[error("the lab's DNS server answers only names under `{ZONE}.`; `{name}` is not")]
-    NotInZone { name: String },
-    #[error("the lab has no test host addresses left")]
-    HostsExhausted,
-    #[error("refused to run an SSRF attempt from {what} outside the lab: {why}")]
-    Outside { what: String, why: String },
-    #[error("the honeypots' hits could not be read whole: {why}")]
-    Unsettled { why: String },
-    #[error("the lab's worker namespace is not isolated from the host: {why}")]
-    NotIsolated { why: String },
-}
 
 /// Which of the lab's two namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,39 +62,6 @@ pub struct Honeypot {
     pub ns: Ns,
     pub transport: Transport,
     pub at: SocketAddr,
-}
-
-/// A test host: a scripted site on global addresses in the net namespace,
-/// port 80, named in the lab's DNS.
-#[derive(Debug, Clone)]
-pub struct TestHost {
-    /// Its DNS name, when it has one.
-    pub name: Option<String>,
-    /// Where it listens.
-    pub addrs: Vec<SocketAddr>,
-    requests: Requests,
-    connections: Hits,
-}
-
-impl TestHost {
-    /// Every request it answered, in order.
-    pub fn requests(&self) -> Vec<Served> {
-        self.requests.all()
-    }
-
-    /// Every connection it accepted.
-    pub fn connections(&self) -> Vec<Hit> {
-        self.connections.all()
-    }
-
-    /// `http://NAME/path`, or by its first address when it has no name.
-    pub fn url(&self, path: &str) -> String {
-        match (&self.name, self.addrs.first()) {
-            (Some(name), _) => format!("http://{name}{path}"),
-            (None, Some(addr)) => format!("http://{addr}{path}"),
-            (None, None) => format!("http://unbound.invalid{path}"),
-        }
-    }
 }
 
 /// A running lab. Dropping it stops its servers and removes its namespaces
@@ -177,156 +120,11 @@ impl Lab {
         Ok(lab)
     }
 
-    fn build_namespaces(&self) -> Result<(), LabError> {
-        let (w, n) = (self.names.worker.as_str(), self.names.net.as_str());
-        ip(&["netns", "add", w])?;
-        ip(&["netns", "add", n])?;
-        // Both ends are made in their namespaces: the host's never holds
-        // either, even for a moment.
-        ip(&[
-            "link", "add", "name", LINK, "netns", w, "type", "veth", "peer", "name", LINK, "netns",
-            n,
-        ])?;
-        let worker_v4 = format!("{WORKER_V4}/{LINK_V4_PREFIX}");
-        let worker_v6 = format!("{WORKER_V6}/{LINK_V6_PREFIX}");
-        let net_v4 = format!("{NET_V4}/{LINK_V4_PREFIX}");
-        let net_v6 = format!("{NET_V6}/{LINK_V6_PREFIX}");
-        let link_local = format!("{LINK_LOCAL}/64");
-        let commands: [&[&str]; 9] = [
-            &["-n", w, "link", "set", "lo", "up"],
-            &["-n", n, "link", "set", "lo", "up"],
-            &["-n", w, "addr", "add", &worker_v4, "dev", LINK],
-            // nodad: an address waiting out duplicate detection cannot be
-            // bound, and nothing else is on the link to duplicate it.
-            &["-n", w, "addr", "add", &worker_v6, "dev", LINK, "nodad"],
-            &["-n", n, "addr", "add", &net_v4, "dev", LINK],
-            &["-n", n, "addr", "add", &net_v6, "dev", LINK, "nodad"],
-            &["-n", n, "addr", "add", &link_local, "dev", LINK, "nodad"],
-            &["-n", w, "link", "set", LINK, "up"],
-            &["-n", n, "link", "set", LINK, "up"],
-        ];
-        for args in commands {
-            ip(args)?;
-        }
-        self.add_to_net_loopback(IpAddr::V4(NAMESERVER))?;
-        for addr in FORBIDDEN_IN_NET.into_iter().chain(EMBEDDING_IN_NET) {
-            self.add_to_net_loopback(addr)?;
-        }
-        // Everything not the worker's own goes over the link: the forbidden
-        // ranges reach their honeypots, the test hosts their servers.
-        ip(&[
-            "-n",
-            w,
-            "route",
-            "add",
-            "default",
-            "via",
-            &NET_V4.to_string(),
-        ])?;
-        ip(&[
-            "-n",
-            w,
-            "-6",
-            "route",
-            "add",
-            "default",
-            "via",
-            &NET_V6.to_string(),
-        ])?;
-        Ok(())
-    }
-
-    fn add_to_net_loopback(&self, addr: IpAddr) -> Result<(), LabError> {
-        let n = self.names.net.as_str();
-        match addr {
-            IpAddr::V4(_) => ip(&["-n", n, "addr", "add", &format!("{addr}/32"), "dev", "lo"]),
-            IpAddr::V6(_) => ip(&[
-                "-n",
-                n,
-                "addr",
-                "add",
-                &format!("{addr}/128"),
-                "dev",
-                "lo",
-                "nodad",
-            ]),
-        }
-        .map(drop)
-    }
-
-    /// `ip netns exec` mounts this over `/etc/resolv.conf`, so a worker run
-    /// there resolves through the lab's DNS server.
-    fn write_resolv_conf(&self) -> Result<(), LabError> {
-        let dir = names::etc(&self.names.worker);
-        let path = dir.join("resolv.conf");
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(&path, format!("nameserver {NAMESERVER}\n"))
-        };
-        write().map_err(|source| LabError::Write {
-            path: path.clone(),
-            message: source.to_string(),
-        })
-    }
-
     fn runtime(&self) -> &tokio::runtime::Runtime {
         // Taken only in drop, after which no method runs.
         self.runtime
             .as_ref()
             .expect("the lab's runtime lives as long as the lab")
-    }
-
-    fn start_honeypots(&mut self) -> Result<(), LabError> {
-        let net_link = self.link_index(Ns::Net)?;
-        let mut places: Vec<(Ns, IpAddr, u32)> = Vec::new();
-        places.extend(
-            FORBIDDEN_IN_NET
-                .iter()
-                .chain(&EMBEDDING_IN_NET)
-                .map(|a| (Ns::Net, *a, 0)),
-        );
-        places.push((Ns::Net, IpAddr::V6(LINK_LOCAL), net_link));
-        places.extend(FORBIDDEN_IN_WORKER.iter().map(|a| (Ns::Worker, *a, 0)));
-        for (ns, addr, scope) in places {
-            for port in HONEYPOT_TCP_PORTS {
-                let at = scoped(addr, port, scope);
-                self.serve(
-                    ns,
-                    at,
-                    Site::honeypot(at),
-                    self.hits.clone(),
-                    Requests::default(),
-                )?;
-                self.honeypots.push(Honeypot {
-                    ns,
-                    transport: Transport::Tcp,
-                    at,
-                });
-            }
-            self.udp_honeypot(ns, scoped(addr, HONEYPOT_UDP_PORT, scope))?;
-        }
-        for addr in UDP_ONLY_IN_NET {
-            let scope = if addr.is_ipv6() { net_link } else { 0 };
-            self.udp_honeypot(Ns::Net, scoped(addr, HONEYPOT_UDP_PORT, scope))?;
-        }
-        Ok(())
-    }
-
-    fn udp_honeypot(&mut self, ns: Ns, at: SocketAddr) -> Result<(), LabError> {
-        let socket = enter::bind_udp(&self.handle(ns), at)?;
-        let _entered = self.runtime().enter();
-        let socket = tokio::net::UdpSocket::from_std(socket).map_err(|e| LabError::Bind {
-            addr: at,
-            message: e.to_string(),
-        })?;
-        self.runtime()
-            .spawn(site::sink_udp(socket, self.hits.clone()));
-        self.honeypots.push(Honeypot {
-            ns,
-            transport: Transport::Udp,
-            at,
-        });
-        Ok(())
     }
 
     fn start_dns(&mut self) -> Result<(), LabError> {
@@ -565,13 +363,6 @@ impl Lab {
     /// network.
     pub fn check_isolated(&self) -> Result<Isolation, LabError> {
         isolation::check(self)
-    }
-}
-
-fn scoped(addr: IpAddr, port: u16, scope: u32) -> SocketAddr {
-    match addr {
-        IpAddr::V6(v6) if scope != 0 => SocketAddr::V6(SocketAddrV6::new(v6, port, 0, scope)),
-        _ => SocketAddr::new(addr, port),
     }
 }
 
