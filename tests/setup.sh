@@ -20,12 +20,15 @@ commands=(
   "npm       npm       installs playwright-core for the browser test"
   "python3   python3   runs the third-party Python Mattermost client"
   "pdftotext poppler-utils the PDF worker's benchmark measures its throughput against pdftotext"
+  "curl      curl      the SSRF lab's self-tests fetch from inside its worker namespace"
+  "getent    libc-bin  the SSRF lab's self-tests resolve through its DNS server"
 )
 # package  why  (packages that put no command on PATH)
 packages=(
   "fonts-noto-color-emoji  emoji in the browser test's screenshots"
   "ca-certificates         package downloads over HTTPS"
   "nftables                nft, in /usr/sbin (off a non-root PATH): host provisioning keeps agents' users off the callback port"
+  "iproute2                ip, in /usr/sbin: the SSRF lab builds its network namespaces and veth with it"
 )
 
 missing=()

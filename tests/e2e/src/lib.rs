@@ -8,6 +8,7 @@ pub mod people;
 pub mod procs;
 pub mod scenario;
 pub mod shell_worker;
+pub mod ssrf_lab;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
