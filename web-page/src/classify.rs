@@ -193,13 +193,13 @@ fn html_outcome(
             refusal: Refusal::StatusRefused { title: page.title },
         };
     }
-    if status == 503 {
-        if let Some(cdn) = signs::cdn_refusal_page(&lower, headers) {
-            return Fetched::Refused {
-                served,
-                refusal: Refusal::CdnRefused { cdn },
-            };
-        }
+    if status == 503
+        && let Some(cdn) = signs::cdn_refusal_page(&lower, headers)
+    {
+        return Fetched::Refused {
+            served,
+            refusal: Refusal::CdnRefused { cdn },
+        };
     }
     let read_readable = page.read_readable_chars;
     if !success(status) && page.readable_chars == 0 {
