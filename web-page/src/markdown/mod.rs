@@ -87,12 +87,41 @@ pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
     }
 }
 
-fn readable(text: &str) -> usize {
-    text.chars().filter(|c| c.is_alphanumeric()).count()
+/// Letters and digits a reader reads: a link's address (`](…)`) is not text on the page.
+fn readable(markdown: &str) -> usize {
+    let mut count = 0;
+    let mut chars = markdown.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ']' && chars.peek() == Some(&'(') {
+            for skipped in chars.by_ref() {
+                if skipped == ')' {
+                    break;
+                }
+            }
+        } else if c.is_alphanumeric() {
+            count += 1;
+        }
+    }
+    count
 }
 
 pub(crate) fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A title longer than this is cut, saying so: it heads every result of the page.
+const TITLE_CHARS: usize = 200;
+
+pub(crate) fn bounded_title(text: &str) -> Option<String> {
+    let title = collapse_whitespace(text);
+    if title.is_empty() {
+        return None;
+    }
+    if title.chars().count() <= TITLE_CHARS {
+        return Some(title);
+    }
+    let cut: String = title.chars().take(TITLE_CHARS).collect();
+    Some(format!("{cut}… (title cut at {TITLE_CHARS} characters)"))
 }
 
 /// Blank lines the removed elements left behind, collapsed to one.
