@@ -44,6 +44,8 @@ pub enum Source {
         title: Option<String>,
         extent: Extent,
         left_out_chars: usize,
+        /// Bytes of HTML past the nesting bound, not read.
+        unread_past_nesting: Option<usize>,
     },
     /// Textual non-HTML, returned as served.
     Text { content_type: String },
@@ -219,6 +221,7 @@ fn html_outcome(
         title: page.title,
         extent: page.extent,
         left_out_chars: page.left_out_chars,
+        unread_past_nesting: page.unread_past_nesting,
     };
     Fetched::Page(Page {
         served,
