@@ -44,6 +44,8 @@ pub enum Source {
         title: Option<String>,
         extent: Extent,
         left_out_chars: usize,
+        /// Bytes of HTML past the nesting bound, not read.
+        unread_past_nesting: Option<usize>,
     },
     /// Textual non-HTML, returned as served.
     Text { content_type: String },
@@ -193,13 +195,13 @@ fn html_outcome(
             refusal: Refusal::StatusRefused { title: page.title },
         };
     }
-    if status == 503 {
-        if let Some(cdn) = signs::cdn_refusal_page(&lower, headers) {
-            return Fetched::Refused {
-                served,
-                refusal: Refusal::CdnRefused { cdn },
-            };
-        }
+    if status == 503
+        && let Some(cdn) = signs::cdn_refusal_page(&lower, headers)
+    {
+        return Fetched::Refused {
+            served,
+            refusal: Refusal::CdnRefused { cdn },
+        };
     }
     let read_readable = page.read_readable_chars;
     if !success(status) && page.readable_chars == 0 {
@@ -219,6 +221,7 @@ fn html_outcome(
         title: page.title,
         extent: page.extent,
         left_out_chars: page.left_out_chars,
+        unread_past_nesting: page.unread_past_nesting,
     };
     Fetched::Page(Page {
         served,

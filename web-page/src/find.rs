@@ -56,8 +56,12 @@ pub struct Found {
 /// narrower (the Kelvin sign, a capital dotted I) match only as written; ASCII whitespace of
 /// any kind matches a space.
 fn fold(c: char) -> char {
-    if c.is_ascii_whitespace() {
-        return ' ';
+    if c.is_ascii() {
+        return if c.is_ascii_whitespace() {
+            ' '
+        } else {
+            c.to_ascii_lowercase()
+        };
     }
     let mut lower = c.to_lowercase();
     match (lower.next(), lower.next()) {
@@ -150,10 +154,18 @@ fn ahead(text: &str, byte: usize, n: usize) -> usize {
         .map_or(text.len(), |(b, _)| byte + b)
 }
 
+/// A span being built: character and byte bounds, and the hits inside it.
+struct Stretch {
+    start: usize,
+    start_byte: usize,
+    end: usize,
+    end_byte: usize,
+    hits: Vec<(usize, usize)>,
+}
+
 /// The shown hits' spans, overlapping ones merged so shared text is shown once.
 fn spans(text: &str, phrases: &[Hits]) -> Vec<Span> {
-    // (start char, start byte, end char, end byte, phrase, hit char)
-    let mut hits: Vec<(usize, usize, usize, usize, usize, usize)> = Vec::new();
+    let mut around: Vec<Stretch> = Vec::new();
     for (index, phrase) in phrases.iter().enumerate() {
         let len = phrase.hits.phrase.chars().count();
         for (&at, &byte) in phrase
@@ -164,34 +176,38 @@ fn spans(text: &str, phrases: &[Hits]) -> Vec<Span> {
             .take(FIND_HITS_SHOWN)
         {
             let start_byte = back(text, byte, FIND_CONTEXT_CHARS);
-            let start = at - text[start_byte..byte].chars().count();
             let hit_end_byte = byte + phrase.needle_bytes;
             let end_byte = ahead(text, hit_end_byte, FIND_CONTEXT_CHARS);
-            let end = at + len + text[hit_end_byte..end_byte].chars().count();
-            hits.push((start, start_byte, end, end_byte, index, at));
+            around.push(Stretch {
+                start: at - text[start_byte..byte].chars().count(),
+                start_byte,
+                end: at + len + text[hit_end_byte..end_byte].chars().count(),
+                end_byte,
+                hits: vec![(index, at)],
+            });
         }
     }
-    hits.sort_unstable();
-    let mut merged: Vec<(usize, usize, usize, usize, Vec<(usize, usize)>)> = Vec::new();
-    for (start, start_byte, end, end_byte, index, at) in hits {
+    around.sort_unstable_by_key(|s| (s.start, s.hits[0].1));
+    let mut merged: Vec<Stretch> = Vec::new();
+    for next in around {
         match merged.last_mut() {
-            Some(last) if start <= last.2 => {
-                if end > last.2 {
-                    last.2 = end;
-                    last.3 = end_byte;
+            Some(last) if next.start <= last.end => {
+                if next.end > last.end {
+                    last.end = next.end;
+                    last.end_byte = next.end_byte;
                 }
-                last.4.push((index, at));
+                last.hits.extend(next.hits);
             }
-            _ => merged.push((start, start_byte, end, end_byte, vec![(index, at)])),
+            _ => merged.push(next),
         }
     }
     merged
         .into_iter()
-        .map(|(start, start_byte, end, end_byte, hits)| Span {
-            start,
-            end,
-            text: text[start_byte..end_byte].to_owned(),
-            hits,
+        .map(|s| Span {
+            start: s.start,
+            end: s.end,
+            text: text[s.start_byte..s.end_byte].to_owned(),
+            hits: s.hits,
         })
         .collect()
 }

@@ -25,7 +25,9 @@ pub use find::{
     FIND_CONTEXT_CHARS, FIND_HITS_SHOWN, FIND_PHRASES_MAX, Found, PhraseHits, Span, find,
 };
 pub use held::{Holds, NAVIGATE};
-pub use markdown::{PageText, SELECT_OPTIONS_SHOWN, decode_cloudflare_email, read_html};
+pub use markdown::{
+    NESTING_LIMIT, PageText, SELECT_OPTIONS_SHOWN, decode_cloudflare_email, read_html,
+};
 pub use media::{BodyKind, ContentType};
 pub use render::{render_view, thousands};
 pub use retry::{DEFAULT_429_WAIT, RETRY_ANSWER_TIME, Retried, retry_wait};

@@ -7,6 +7,7 @@ use crate::classify::{Fetched, Page, Refusal, Served, Source};
 use crate::extent::Extent;
 use crate::find::{FIND_HITS_SHOWN, FIND_PHRASES_MAX, Found};
 use crate::held::{Holds, NAVIGATE};
+use crate::markdown::NESTING_LIMIT;
 use crate::status::status_line;
 use crate::view::View;
 
@@ -15,7 +16,7 @@ pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(d);
@@ -195,6 +196,7 @@ fn render_page(page: &Page) -> String {
             title,
             extent,
             left_out_chars,
+            unread_past_nesting,
         } => {
             if let Some(title) = title {
                 let _ = write!(out, "\nTitle: {title}");
@@ -222,6 +224,14 @@ fn render_page(page: &Page) -> String {
                         thousands(*n)
                     );
                 }
+            }
+            if let Some(unread) = unread_past_nesting {
+                let _ = write!(
+                    out,
+                    "\nThe page nests its elements more than {NESTING_LIMIT} deep; its last {} \
+                     bytes of HTML, from there on, were not read.",
+                    thousands(*unread)
+                );
             }
             if page.text.is_empty() {
                 out.push_str("\nIt holds no readable text.");

@@ -13,7 +13,7 @@ const LINK_MARKER: &str = "/cdn-cgi/l/email-protection#";
 /// Decodes one cloaked address; `None` where it is not what Cloudflare's script would decode.
 pub fn decode(hex: &str) -> Option<String> {
     let hex = hex.trim();
-    if hex.len() < 4 || hex.len() % 2 != 0 {
+    if hex.len() < 4 || !hex.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Vec<u8> = (0..hex.len())

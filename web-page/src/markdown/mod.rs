@@ -4,6 +4,7 @@
 
 mod cfemail;
 mod links;
+mod nesting;
 mod prepare;
 mod prune;
 mod select;
@@ -18,6 +19,7 @@ use crate::dom;
 use crate::extent::{self, Extent};
 
 pub use cfemail::decode as decode_cloudflare_email;
+pub use nesting::NESTING_LIMIT;
 pub use select::SELECT_OPTIONS_SHOWN;
 
 /// The converter, built once: its handlers are fixed.
@@ -49,11 +51,17 @@ pub struct PageText {
     pub scripts: usize,
     /// Whether a `<noscript>` tells its reader to turn JavaScript on.
     pub asks_for_javascript: bool,
+    /// Bytes of HTML not read because the page nests past `NESTING_LIMIT` there.
+    pub unread_past_nesting: Option<usize>,
 }
 
 /// Reads a page: `page` is the address it was served from, which relative links resolve
 /// against.
 pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
+    let (html, unread_past_nesting) = match nesting::too_deep_at(html, NESTING_LIMIT) {
+        Some(at) => (&html[..at], Some(html.len() - at)),
+        None => (html, None),
+    };
     // `html_to_tree` cannot fail: it feeds an in-memory string to the parser, whose
     // `io::Result` exists only for its reader-based entry points.
     let root: Handle = match CONVERTER.html_to_tree(html) {
@@ -84,15 +92,45 @@ pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
         readable_chars,
         scripts: prepared.scripts,
         asks_for_javascript: prepared.asks_for_javascript,
+        unread_past_nesting,
     }
 }
 
-fn readable(text: &str) -> usize {
-    text.chars().filter(|c| c.is_alphanumeric()).count()
+/// Letters and digits a reader reads: a link's address (`](…)`) is not text on the page.
+fn readable(markdown: &str) -> usize {
+    let mut count = 0;
+    let mut chars = markdown.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ']' && chars.peek() == Some(&'(') {
+            for skipped in chars.by_ref() {
+                if skipped == ')' {
+                    break;
+                }
+            }
+        } else if c.is_alphanumeric() {
+            count += 1;
+        }
+    }
+    count
 }
 
 pub(crate) fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A title longer than this is cut, saying so: it heads every result of the page.
+const TITLE_CHARS: usize = 200;
+
+pub(crate) fn bounded_title(text: &str) -> Option<String> {
+    let title = collapse_whitespace(text);
+    if title.is_empty() {
+        return None;
+    }
+    if title.chars().count() <= TITLE_CHARS {
+        return Some(title);
+    }
+    let cut: String = title.chars().take(TITLE_CHARS).collect();
+    Some(format!("{cut}… (title cut at {TITLE_CHARS} characters)"))
 }
 
 /// Blank lines the removed elements left behind, collapsed to one.

@@ -6,7 +6,7 @@
 use markup5ever_rcdom::Handle;
 use url::Url;
 
-use super::{cfemail, collapse_whitespace, links, prune};
+use super::{bounded_title, cfemail, links, prune};
 use crate::dom;
 
 /// Deeper than this the tree is flattened to its text: the converter walks recursively, and a
@@ -32,11 +32,10 @@ pub(crate) fn prepare(root: &Handle, page: &Url) -> Prepared {
     let mut base = page.clone();
     let mut stack = vec![(root.clone(), 0usize)];
     while let Some((node, depth)) = stack.pop() {
-        let Some(tag) = dom::tag(&node).map(str::to_owned) else {
+        let Some(tag) = dom::tag(&node) else {
             push_children(&mut stack, &node, depth);
             continue;
         };
-        let tag = tag.as_str();
         if tag == "head" {
             // Document order puts the head first, so its base is known before any link.
             read_head(&node, page, &mut found, &mut base);
@@ -93,8 +92,7 @@ fn read_head(head: &Handle, page: &Url, found: &mut Prepared, base: &mut Url) {
     for node in dom::descendants(head) {
         match dom::tag(&node) {
             Some("title") if found.title.is_none() => {
-                found.title =
-                    Some(collapse_whitespace(&dom::text_content(&node))).filter(|t| !t.is_empty());
+                found.title = bounded_title(&dom::text_content(&node));
             }
             Some("base") if *base == *page => {
                 if let Some(declared) = links::base_of(&node, page) {

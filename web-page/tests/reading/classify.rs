@@ -441,3 +441,25 @@ fn a_page_result_says_what_it_read_and_what_it_left_out() {
         "{whole}"
     );
 }
+
+#[test]
+fn a_link_without_text_is_not_readable_text() {
+    let shell = r#"<html><body><div><a href="/home"><img src="/logo.png"></a></div><div id="root"></div><script src="/x.js"></script></body></html>"#;
+    let fetched = Served::html(200, shell).fetch(&Reading::default());
+    assert!(
+        matches!(refused(&fetched), Refusal::NeedsScript { .. }),
+        "{fetched:?}"
+    );
+}
+
+#[test]
+fn a_long_title_is_cut_and_says_so() {
+    let body = format!(
+        "<html><head><title>{}</title></head><body><p>Text.</p></body></html>",
+        "word ".repeat(500)
+    );
+    let text = Served::html(200, &body)
+        .fetch(&Reading::default())
+        .render(&holds_nothing);
+    assert!(text.contains("… (title cut at 200 characters)"), "{text}");
+}

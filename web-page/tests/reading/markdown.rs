@@ -227,7 +227,8 @@ fn a_noscript_fallback_is_read_and_a_plea_for_javascript_is_not() {
 
 #[test]
 fn a_page_nested_past_the_converters_depth_keeps_its_text() {
-    let depth = 5_000;
+    // Deeper than the converter's recursion is allowed to go, within the nesting bound.
+    let depth = collegium_web_page::NESTING_LIMIT - 2;
     let html = format!(
         "{}<p>deep text</p>{}",
         "<div>".repeat(depth),
@@ -235,6 +236,50 @@ fn a_page_nested_past_the_converters_depth_keeps_its_text() {
     );
     let read = markdown_of(&html);
     assert!(read.markdown.contains("deep text"), "{}", read.markdown);
+    assert_eq!(read.unread_past_nesting, None);
+}
+
+#[test]
+fn a_page_nested_past_the_bound_is_read_up_to_it_and_says_how_much_was_not() {
+    use collegium_web_page::NESTING_LIMIT;
+    // 100,000 nested elements cost the parser minutes; the bound stops them before it.
+    let opened = "<div>".repeat(100_000);
+    let html = format!("<p>Before the tower.</p>{opened}<p>inside</p>");
+    let read = markdown_of(&html);
+    assert!(
+        read.markdown.contains("Before the tower."),
+        "{}",
+        read.markdown
+    );
+    let read_bytes = "<p>Before the tower.</p>".len() + 5 * NESTING_LIMIT;
+    assert_eq!(read.unread_past_nesting, Some(html.len() - read_bytes));
+    let text = super::Served::html(200, &html)
+        .fetch(&collegium_web_page::Reading::default())
+        .render(&super::holds_nothing);
+    assert!(
+        text.contains(&format!(
+            "nests its elements more than {NESTING_LIMIT} deep"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn long_lists_of_unclosed_items_and_void_elements_are_not_deep() {
+    let items: String = (0..5_000)
+        .map(|n| format!("<li>item {n}<br><img src=x alt=\"\">"))
+        .collect();
+    let cells: String = (0..3_000).map(|n| format!("<tr><td>{n}<td>cell")).collect();
+    let scripts = "<script>if (a < b) { x = '<div><div><div>'; }</script>".repeat(1_000);
+    let html =
+        format!("<ul>{items}</ul><table>{cells}</table>{scripts}<!-- <div><div> --><p>end</p>");
+    let read = markdown_of(&html);
+    assert_eq!(read.unread_past_nesting, None);
+    assert!(
+        read.markdown.ends_with("end"),
+        "{}",
+        &read.markdown[read.markdown.len() - 40..]
+    );
 }
 
 #[test]
