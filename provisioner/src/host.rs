@@ -122,7 +122,31 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
     let daemon = ensure_user(&layout.daemon_user, &layout.state_dir, &mut outcome)?;
     let plugins_gid = crate::plugin_group::converge(&daemon, &plugin_users, &mut outcome)?;
     converge_framework(&layout, &daemon, plugins_gid.as_raw(), &mut outcome)?;
-    framework_users::converge(&mut outcome)?;
+    let workers = framework_users::converge(&mut outcome)?;
+    for (user, dir) in framework_users::WORKER_DIRS {
+        let Some(worker) = workers.iter().find(|u| u.name == *user) else {
+            continue;
+        };
+        let uid = worker.uid.as_raw();
+        converge_dir(
+            &layout.runtime_dir.join(dir),
+            &Wanted {
+                uid,
+                gid: daemon.gid.as_raw(),
+                mode: 0o750,
+            },
+            &mut outcome,
+        )?;
+        converge_dir(
+            &layout.audit_dir.join(dir),
+            &Wanted {
+                uid,
+                gid: worker.gid.as_raw(),
+                mode: 0o700,
+            },
+            &mut outcome,
+        )?;
+    }
     let mut agent_uids = std::collections::BTreeSet::new();
     for place in &layout.agents {
         let agent = match &place.os_user {

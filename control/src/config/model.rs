@@ -401,7 +401,6 @@ pub struct Web {
     pub live_sessions: Option<u32>,
 }
 
-
 mod defaults {
     use std::path::PathBuf;
 

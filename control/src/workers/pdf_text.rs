@@ -74,7 +74,12 @@ pub async fn read(
                 limit,
                 message,
                 total_pages,
-            } => return Err(format!("{head}\n{}", failure(kind, limit, &message, total_pages))),
+            } => {
+                return Err(format!(
+                    "{head}\n{}",
+                    failure(kind, limit, &message, total_pages)
+                ));
+            }
         }
     }
     let pages = pages.trim_end().to_string();

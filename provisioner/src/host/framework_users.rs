@@ -11,8 +11,15 @@ use nix::unistd::User;
 
 use super::{HostError, Outcome, lookup_user, run};
 
-/// The users the framework's workers run as.
+/// The users the framework's workers run as (the daemon holds each worker
+/// to the same names, `collegium_control::host::WORKER_USERS`).
 pub const FRAMEWORK_USERS: &[&str] = &["collegium-pdf", "collegium-browser"];
+
+/// Each unprivileged worker's directories, by its user: its socket's, named
+/// for what it serves, under the runtime directory (the worker's, the
+/// daemon's group passing: mode 0750), and its audit log's under the audit
+/// directory (the worker's alone: 0700).
+pub const WORKER_DIRS: &[(&str, &str)] = &[("collegium-browser", "web"), ("collegium-pdf", "pdf")];
 
 /// Where a user without a home is pointed: a directory that does not
 /// exist, as Debian's system users have.

@@ -256,6 +256,30 @@ async fn s3_4_the_pdf_and_browser_workers_get_system_users_without_a_shell_or_a_
         );
     }
     assert!(!Path::new(NO_HOME).exists(), "no home was made");
+    // Each worker's socket directory is its own, the daemon's group passing;
+    // its audit directory is its own alone.
+    let loaded = h.loaded();
+    let deployment = &loaded.config.deployment;
+    let daemon_gid = std::fs::metadata(&deployment.state_dir)
+        .expect("state dir")
+        .gid();
+    for (user, dir) in collegium_provision::host::framework_users::WORKER_DIRS {
+        let uid = User::from_name(user)
+            .expect("lookup")
+            .expect("user")
+            .uid
+            .as_raw();
+        let socket_dir = std::fs::metadata(deployment.runtime_dir.join(dir)).expect("socket dir");
+        assert_eq!(
+            (socket_dir.uid(), socket_dir.gid()),
+            (uid, daemon_gid),
+            "{dir}"
+        );
+        assert_eq!(socket_dir.mode() & 0o7777, 0o750, "{dir}");
+        let audit_dir = std::fs::metadata(deployment.audit_dir.join(dir)).expect("audit dir");
+        assert_eq!(audit_dir.uid(), uid, "{dir}");
+        assert_eq!(audit_dir.mode() & 0o7777, 0o700, "{dir}");
+    }
     let again = provision(&h.loaded()).expect("provisioned");
     assert!(again.changes.is_empty(), "{:?}", again.changes);
 }
