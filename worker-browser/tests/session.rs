@@ -48,7 +48,47 @@ async fn serve() -> SocketAddr {
                 )
             }),
         )
-        .route("/widgets", get(|| async { Html("<h1>Widgets</h1><p>All our widgets.</p>") }))
+        .route(
+            "/widgets",
+            get(|| async {
+                Html(r#"<h1>Widgets</h1><p>All our widgets.</p><img src="/photos/red-widget.png" alt="A red widget">"#)
+            }),
+        )
+        .route("/growing", get(|| async { Html(growing_page()) }))
+        .route(
+            "/later",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(400)).await;
+                "the answer the script waited for"
+            }),
+        )
+        .route(
+            "/script",
+            get(|| async {
+                Html(
+                    r#"<button onclick="fetch('/later').then((r) => r.text()).then((t) => { document.getElementById('out').textContent = t; })">Ask</button><p id="out">nothing yet</p>"#,
+                )
+            }),
+        )
+        .route(
+            "/check",
+            get(|| async {
+                (
+                    axum::http::StatusCode::FORBIDDEN,
+                    Html(r#"<p>Checking your browser…</p><script>setTimeout(() => location.replace('/cleared'), 300)</script>"#),
+                )
+            }),
+        )
+        .route(
+            "/form",
+            get(|| async {
+                Html(
+                    r#"<label>Name <input id="name" value="old" oninput="document.getElementById('echo').textContent = 'typed: ' + this.value"></label>
+                    <p id="echo">typed: nothing</p><input type="checkbox" id="agree"><label for="agree">I agree</label>"#,
+                )
+            }),
+        )
+        .route("/cleared", get(|| async { Html("<p>the page behind the check</p>") }))
         .route(
             "/select",
             get(|| async {
@@ -95,6 +135,17 @@ async fn serve() -> SocketAddr {
     let address = listener.local_addr().expect("local address");
     tokio::spawn(async move { axum::serve(listener, app).await });
     address
+}
+
+fn growing_page() -> String {
+    let mut page = String::from("<main id=\"feed\">");
+    for i in 0..120 {
+        page.push_str(&format!("<p>Story {i}: a paragraph of the feed that the model has read already.</p>"));
+    }
+    page.push_str(
+        r#"</main><button onclick="const p = document.createElement('p'); p.textContent = 'Story 120: the first story the model has not read.'; document.getElementById('feed').append(p)">Load more</button>"#,
+    );
+    page
 }
 
 fn controls_page() -> String {
@@ -285,6 +336,10 @@ async fn a_tab_the_page_opens_is_closed_and_reported() {
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/popup")).await;
     let open = ref_of(&text, "Open a tab");
+    assert!(
+        text.contains(&format!("- [{open}] button \"Open a tab\"")),
+        "a button has one ref, inline and among the controls: {text}"
+    );
     let after = page(s.act("t", Action::Click { reference: open }, &all).await);
     assert!(
         after.contains(&format!("opened a tab for itself at http://{site}/opened")),
@@ -341,4 +396,88 @@ async fn bad_addresses_are_refused_before_a_browser_starts() {
 async fn sessions_report_their_sandbox() {
     let s = sessions(1);
     assert_eq!(s.sandboxed(), !nix::unistd::geteuid().is_root());
+}
+
+#[tokio::test]
+async fn images_are_their_alt_text_alone() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/widgets")).await;
+    assert!(text.contains("A red widget"), "{text}");
+    assert!(!text.contains("red-widget.png"), "{text}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_growing_page_says_where_it_first_differs() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/growing")).await;
+    let more = ref_of(&text, "Load more");
+    let grown = page(s.act("t", Action::Click { reference: more }, &all).await);
+    let marker = "first differs from the previous snapshot at character ";
+    let at = grown.find(marker).unwrap_or_else(|| panic!("no difference said: {grown}"));
+    let digits: String = grown[at + marker.len()..].chars().take_while(char::is_ascii_digit).collect();
+    let offset: usize = digits.parse().expect("an offset");
+    let from: String = grown.chars().skip(offset).collect();
+    assert!(from.starts_with("Story 120: the first story"), "at {offset}: {from}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_action_waits_for_the_requests_its_script_started() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/script")).await;
+    let ask = ref_of(&text, "Ask");
+    let after = page(s.act("t", Action::Click { reference: ask }, &all).await);
+    assert!(after.contains("the answer the script waited for"), "{after}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_status_is_the_settled_documents_not_the_first_served() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/check")).await;
+    assert!(text.contains(&format!("Address: http://{site}/cleared")), "{text}");
+    assert!(text.contains("Status: 200"), "{text}");
+    assert!(text.contains("the page behind the check"), "{text}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_load_the_proxy_refused_reports_the_proxys_refusal() {
+    // A port nothing listens on: the load fails as a refused one would.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = closed.local_addr().expect("address");
+    drop(closed);
+    let mut config = SessionsConfig::new(PathBuf::from("/usr/bin/chromium"), None, 1);
+    config.root_without_sandbox = true;
+    config.settle_wait = Duration::from_secs(3);
+    config.refusal_for = std::sync::Arc::new(move |url: &url::Url| {
+        (url.port() == Some(address.port()))
+            .then(|| format!("{} is refused: loopback is this machine (test refusal)", url))
+    });
+    let s = Sessions::new(config);
+    let text = refused(s.act("t", Action::Navigate { url: format!("http://{address}/private") }, &all).await);
+    assert!(text.contains(&format!("http://{address}/private is refused")), "{text}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/form")).await;
+    let name = ref_of(&text, "text field \"Name\"");
+    let filled = page(s.act("t", Action::Fill { reference: name, text: "Ada Lovelace".into() }, &all).await);
+    assert!(filled.contains("text field \"Name\" = \"Ada Lovelace\""), "{filled}");
+    assert!(filled.contains("typed: Ada Lovelace"), "{filled}");
+    let agree = ref_of(&text, "checkbox \"I agree\"");
+    let refused_fill = refused(s.act("t", Action::Fill { reference: agree.clone(), text: "yes".into() }, &all).await);
+    assert!(refused_fill.contains("takes no typed text"), "{refused_fill}");
+    let ticked = page(s.act("t", Action::Click { reference: agree }, &all).await);
+    assert!(ticked.contains("checkbox \"I agree\" (checked)"), "{ticked}");
+    s.shutdown().await;
 }

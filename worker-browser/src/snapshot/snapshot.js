@@ -76,8 +76,8 @@
   };
 
   const controls = [];
-  const describe = (el, hidden) => {
-    const c = { ref: refOf(el), kind: kindOf(el), label: labelOf(el), hidden, disabled: !!el.disabled };
+  const describe = (el, hidden, ref) => {
+    const c = { ref: ref || refOf(el), kind: kindOf(el), label: labelOf(el), hidden, disabled: !!el.disabled };
     if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) c.checked = el.checked;
     else if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') c.value = el.value;
     if (el.tagName === 'SELECT') {
@@ -109,20 +109,19 @@
     const tag = el.tagName;
     if (actionable(el)) {
       const hidden = !shown(el) && !(el.tagName === 'A' && el.innerText.trim());
-      if (FORM.has(tag) || hidden || (tag !== 'A' && tag !== 'SUMMARY' && !el.getAttribute('role'))) {
-        const c = describe(el, hidden);
+      const r = refOf(el);
+      const inline = tag === 'A' || tag === 'SUMMARY' || tag === 'BUTTON' || !!el.getAttribute('role');
+      if (FORM.has(tag) || hidden || !inline) {
+        const c = describe(el, hidden, r);
         controls.push(c);
-        if (tag !== 'BUTTON') { text(' [' + c.ref + ' ' + c.kind + (c.label ? ' "' + c.label + '"' : '') + '] '); return; }
+        if (!inline) { text(' [' + r + ' ' + c.kind + (c.label ? ' "' + c.label + '"' : '') + '] '); return; }
       }
-      if (tag === 'A' || tag === 'SUMMARY' || tag === 'BUTTON' || el.getAttribute('role')) {
-        const r = refOf(el);
-        const before = line;
-        line = '';
-        for (const ch of el.childNodes) walk(ch, prefix);
-        const inner = line.replace(/\s+/g, ' ').trim() || labelOf(el);
-        line = before + ' [' + inner + '][' + r + '] ';
-        return;
-      }
+      const before = line;
+      line = '';
+      for (const ch of el.childNodes) walk(ch, prefix);
+      const inner = line.replace(/\s+/g, ' ').trim() || labelOf(el);
+      line = before + ' [' + inner + '][' + r + '] ';
+      return;
     }
     if (tag === 'IMG') { if (el.alt && el.alt.trim()) text(' ' + el.alt.trim() + ' '); return; }
     if (tag === 'BR') { flush(); return; }
