@@ -140,7 +140,9 @@ async fn serve() -> SocketAddr {
 fn growing_page() -> String {
     let mut page = String::from("<main id=\"feed\">");
     for i in 0..120 {
-        page.push_str(&format!("<p>Story {i}: a paragraph of the feed that the model has read already.</p>"));
+        page.push_str(&format!(
+            "<p>Story {i}: a paragraph of the feed that the model has read already.</p>"
+        ));
     }
     page.push_str(
         r#"</main><button onclick="const p = document.createElement('p'); p.textContent = 'Story 120: the first story the model has not read.'; document.getElementById('feed').append(p)">Load more</button>"#,
@@ -240,7 +242,10 @@ async fn no_chromium_process_is_left_after_the_turn_ends() {
     let s = sessions(2);
     go(&s, "t", format!("http://{site}/widgets")).await;
     let pid = s.browser_pid("t").expect("a browser runs");
-    assert!(renderers(pid) > 0, "the page has a renderer in the browser's group");
+    assert!(
+        renderers(pid) > 0,
+        "the page has a renderer in the browser's group"
+    );
     assert!(s.end("t").await);
     assert!(group_members(pid as i32).is_empty());
     assert_eq!(s.live(), 0);
@@ -260,9 +265,24 @@ async fn a_killed_browser_ends_only_its_session_and_the_next_navigate_starts_afr
     .expect("kill the browser");
     let target = ref_of(&text, "Target");
     let stopped = refused(s.act("t", Action::Click { reference: target }, &all).await);
-    assert!(stopped.contains("stopped") && stopped.contains("web::navigate starts a fresh one"), "{stopped}");
-    assert!(group_members(pid as i32).is_empty(), "no renderer outlives its browser");
-    let other = page(s.act("other", Action::Navigate { url: format!("http://{site}/menu") }, &all).await);
+    assert!(
+        stopped.contains("stopped") && stopped.contains("web::navigate starts a fresh one"),
+        "{stopped}"
+    );
+    assert!(
+        group_members(pid as i32).is_empty(),
+        "no renderer outlives its browser"
+    );
+    let other = page(
+        s.act(
+            "other",
+            Action::Navigate {
+                url: format!("http://{site}/menu"),
+            },
+            &all,
+        )
+        .await,
+    );
     assert!(other.contains("Welcome to the shop."), "{other}");
     let again = go(&s, "t", format!("http://{site}/widgets")).await;
     assert!(again.contains("All our widgets."), "{again}");
@@ -277,7 +297,10 @@ async fn a_page_of_300_controls_is_bounded_with_the_rest_after_the_page() {
     let (before, after) = text.split_once("\nThe page:\n").expect("a page section");
     let listed = before.lines().filter(|l| l.starts_with("- [")).count();
     assert_eq!(listed, CONTROLS_SHOWN, "{before}");
-    assert!(before.contains(&format!("{} more controls are listed after the page.", 300 - CONTROLS_SHOWN)));
+    assert!(before.contains(&format!(
+        "{} more controls are listed after the page.",
+        300 - CONTROLS_SHOWN
+    )));
     assert!(after.contains("More controls:"));
     s.shutdown().await;
 }
@@ -289,13 +312,37 @@ async fn a_hover_submenu_is_hidden_until_hovered() {
     let text = go(&s, "t", format!("http://{site}/menu")).await;
     assert!(text.contains("must be revealed"), "{text}");
     let widgets = ref_of(&text, "link \"Widgets\"");
-    let hidden = refused(s.act("t", Action::Click { reference: widgets.clone() }, &all).await);
-    assert!(hidden.contains("hidden") && hidden.contains("web::hover"), "{hidden}");
+    let hidden = refused(
+        s.act(
+            "t",
+            Action::Click {
+                reference: widgets.clone(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        hidden.contains("hidden") && hidden.contains("web::hover"),
+        "{hidden}"
+    );
     let products = ref_of(&text, "Products");
-    let shown = page(s.act("t", Action::Hover { reference: products }, &all).await);
+    let shown = page(
+        s.act(
+            "t",
+            Action::Hover {
+                reference: products,
+            },
+            &all,
+        )
+        .await,
+    );
     assert!(shown.contains(&format!("[Widgets][{widgets}]")), "{shown}");
     let landed = page(s.act("t", Action::Click { reference: widgets }, &all).await);
-    assert!(landed.contains("All our widgets.") && landed.contains("/widgets"), "{landed}");
+    assert!(
+        landed.contains("All our widgets.") && landed.contains("/widgets"),
+        "{landed}"
+    );
     s.shutdown().await;
 }
 
@@ -305,13 +352,55 @@ async fn select_takes_a_label_and_refuses_an_absent_option_naming_near_ones() {
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/select")).await;
     let country = ref_of(&text, "drop-down \"Country\"");
-    assert!(text.contains("options: \"France\", \"Germany\", \"New Zealand\", \"New Caledonia\""), "{text}");
-    let chosen = page(s.act("t", Action::Select { reference: country.clone(), option: "Germany".into() }, &all).await);
-    assert!(chosen.contains("drop-down \"Country\" = \"Germany\""), "{chosen}");
-    let absent = refused(s.act("t", Action::Select { reference: country.clone(), option: "new".into() }, &all).await);
-    assert!(absent.contains("\"New Zealand\", \"New Caledonia\""), "{absent}");
-    let filled = refused(s.act("t", Action::Fill { reference: country, text: "Germany".into() }, &all).await);
-    assert!(filled.contains("drop-down") && filled.contains("web::select"), "{filled}");
+    assert!(
+        text.contains("options: \"France\", \"Germany\", \"New Zealand\", \"New Caledonia\""),
+        "{text}"
+    );
+    let chosen = page(
+        s.act(
+            "t",
+            Action::Select {
+                reference: country.clone(),
+                option: "Germany".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        chosen.contains("drop-down \"Country\" = \"Germany\""),
+        "{chosen}"
+    );
+    let absent = refused(
+        s.act(
+            "t",
+            Action::Select {
+                reference: country.clone(),
+                option: "new".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        absent.contains("\"New Zealand\", \"New Caledonia\""),
+        "{absent}"
+    );
+    let filled = refused(
+        s.act(
+            "t",
+            Action::Fill {
+                reference: country,
+                text: "Germany".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        filled.contains("drop-down") && filled.contains("web::select"),
+        "{filled}"
+    );
     s.shutdown().await;
 }
 
@@ -324,9 +413,24 @@ async fn a_ref_no_longer_on_the_page_is_refused_with_the_page_as_it_is() {
     let remove = ref_of(&text, "Remove the target");
     let after = page(s.act("t", Action::Click { reference: remove }, &all).await);
     assert!(!after.contains("Target]"), "{after}");
-    let stale = refused(s.act("t", Action::Click { reference: target.clone() }, &all).await);
-    assert!(stale.contains(&format!("{target} is no longer on the page")), "{stale}");
-    assert!(stale.contains("Remove the target"), "the page as it now is: {stale}");
+    let stale = refused(
+        s.act(
+            "t",
+            Action::Click {
+                reference: target.clone(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        stale.contains(&format!("{target} is no longer on the page")),
+        "{stale}"
+    );
+    assert!(
+        stale.contains("Remove the target"),
+        "the page as it now is: {stale}"
+    );
     s.shutdown().await;
 }
 
@@ -345,7 +449,10 @@ async fn a_tab_the_page_opens_is_closed_and_reported() {
         after.contains(&format!("opened a tab for itself at http://{site}/opened")),
         "{after}"
     );
-    assert!(after.contains(&format!("Address: http://{site}/popup")), "{after}");
+    assert!(
+        after.contains(&format!("Address: http://{site}/popup")),
+        "{after}"
+    );
     s.shutdown().await;
 }
 
@@ -355,10 +462,19 @@ async fn a_turn_past_the_live_cap_is_refused_not_queued() {
     let s = sessions(1);
     go(&s, "first", format!("http://{site}/widgets")).await;
     let url = format!("http://{site}/widgets");
-    let held = refused(s.act("second", Action::Navigate { url: url.clone() }, &all).await);
-    assert!(held.contains("frees only when the turn holding it ends"), "{held}");
+    let held = refused(
+        s.act("second", Action::Navigate { url: url.clone() }, &all)
+            .await,
+    );
+    assert!(
+        held.contains("frees only when the turn holding it ends"),
+        "{held}"
+    );
     assert!(held.contains("web::fetch needs none"), "{held}");
-    let unheld = refused(s.act("second", Action::Navigate { url: url.clone() }, &none).await);
+    let unheld = refused(
+        s.act("second", Action::Navigate { url: url.clone() }, &none)
+            .await,
+    );
     assert!(!unheld.contains("web::fetch"), "{unheld}");
     s.end("first").await;
     page(s.act("second", Action::Navigate { url }, &all).await);
@@ -373,7 +489,9 @@ async fn a_pdf_link_is_refused_naming_web_fetch() {
     let link = ref_of(&text, "The report");
     let pdf = refused(s.act("t", Action::Click { reference: link }, &all).await);
     assert!(
-        pdf.contains(&format!("http://{site}/report.pdf is not a web page but a PDF")) && pdf.contains("web::fetch"),
+        pdf.contains(&format!(
+            "http://{site}/report.pdf is not a web page but a PDF"
+        )) && pdf.contains("web::fetch"),
         "{pdf}"
     );
     s.shutdown().await;
@@ -382,11 +500,41 @@ async fn a_pdf_link_is_refused_naming_web_fetch() {
 #[tokio::test]
 async fn bad_addresses_are_refused_before_a_browser_starts() {
     let s = sessions(1);
-    let unparsed = refused(s.act("t", Action::Navigate { url: "not a url".into() }, &all).await);
+    let unparsed = refused(
+        s.act(
+            "t",
+            Action::Navigate {
+                url: "not a url".into(),
+            },
+            &all,
+        )
+        .await,
+    );
     assert!(unparsed.contains("is not a URL"), "{unparsed}");
-    let file = refused(s.act("t", Action::Navigate { url: "file:///etc/passwd".into() }, &all).await);
-    assert!(file.contains("only http and https") && file.contains("file:"), "{file}");
-    let click = refused(s.act("u", Action::Click { reference: "e1".into() }, &all).await);
+    let file = refused(
+        s.act(
+            "t",
+            Action::Navigate {
+                url: "file:///etc/passwd".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        file.contains("only http and https") && file.contains("file:"),
+        "{file}"
+    );
+    let click = refused(
+        s.act(
+            "u",
+            Action::Click {
+                reference: "e1".into(),
+            },
+            &all,
+        )
+        .await,
+    );
     assert!(click.contains("no page open"), "{click}");
     assert_eq!(s.live(), 0, "no refused address took a session");
     s.shutdown().await;
@@ -416,11 +564,19 @@ async fn a_growing_page_says_where_it_first_differs() {
     let more = ref_of(&text, "Load more");
     let grown = page(s.act("t", Action::Click { reference: more }, &all).await);
     let marker = "first differs from the previous snapshot at character ";
-    let at = grown.find(marker).unwrap_or_else(|| panic!("no difference said: {grown}"));
-    let digits: String = grown[at + marker.len()..].chars().take_while(char::is_ascii_digit).collect();
+    let at = grown
+        .find(marker)
+        .unwrap_or_else(|| panic!("no difference said: {grown}"));
+    let digits: String = grown[at + marker.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     let offset: usize = digits.parse().expect("an offset");
     let from: String = grown.chars().skip(offset).collect();
-    assert!(from.starts_with("Story 120: the first story"), "at {offset}: {from}");
+    assert!(
+        from.starts_with("Story 120: the first story"),
+        "at {offset}: {from}"
+    );
     s.shutdown().await;
 }
 
@@ -431,7 +587,10 @@ async fn an_action_waits_for_the_requests_its_script_started() {
     let text = go(&s, "t", format!("http://{site}/script")).await;
     let ask = ref_of(&text, "Ask");
     let after = page(s.act("t", Action::Click { reference: ask }, &all).await);
-    assert!(after.contains("the answer the script waited for"), "{after}");
+    assert!(
+        after.contains("the answer the script waited for"),
+        "{after}"
+    );
     s.shutdown().await;
 }
 
@@ -440,7 +599,10 @@ async fn the_status_is_the_settled_documents_not_the_first_served() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/check")).await;
-    assert!(text.contains(&format!("Address: http://{site}/cleared")), "{text}");
+    assert!(
+        text.contains(&format!("Address: http://{site}/cleared")),
+        "{text}"
+    );
     assert!(text.contains("Status: 200"), "{text}");
     assert!(text.contains("the page behind the check"), "{text}");
     s.shutdown().await;
@@ -456,12 +618,28 @@ async fn a_load_the_proxy_refused_reports_the_proxys_refusal() {
     config.root_without_sandbox = true;
     config.settle_wait = Duration::from_secs(3);
     config.refusal_for = std::sync::Arc::new(move |url: &url::Url| {
-        (url.port() == Some(address.port()))
-            .then(|| format!("{} is refused: loopback is this machine (test refusal)", url))
+        (url.port() == Some(address.port())).then(|| {
+            format!(
+                "{} is refused: loopback is this machine (test refusal)",
+                url
+            )
+        })
     });
     let s = Sessions::new(config);
-    let text = refused(s.act("t", Action::Navigate { url: format!("http://{address}/private") }, &all).await);
-    assert!(text.contains(&format!("http://{address}/private is refused")), "{text}");
+    let text = refused(
+        s.act(
+            "t",
+            Action::Navigate {
+                url: format!("http://{address}/private"),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        text.contains(&format!("http://{address}/private is refused")),
+        "{text}"
+    );
     s.shutdown().await;
 }
 
@@ -471,13 +649,42 @@ async fn fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/form")).await;
     let name = ref_of(&text, "text field \"Name\"");
-    let filled = page(s.act("t", Action::Fill { reference: name, text: "Ada Lovelace".into() }, &all).await);
-    assert!(filled.contains("text field \"Name\" = \"Ada Lovelace\""), "{filled}");
+    let filled = page(
+        s.act(
+            "t",
+            Action::Fill {
+                reference: name,
+                text: "Ada Lovelace".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        filled.contains("text field \"Name\" = \"Ada Lovelace\""),
+        "{filled}"
+    );
     assert!(filled.contains("typed: Ada Lovelace"), "{filled}");
     let agree = ref_of(&text, "checkbox \"I agree\"");
-    let refused_fill = refused(s.act("t", Action::Fill { reference: agree.clone(), text: "yes".into() }, &all).await);
-    assert!(refused_fill.contains("takes no typed text"), "{refused_fill}");
+    let refused_fill = refused(
+        s.act(
+            "t",
+            Action::Fill {
+                reference: agree.clone(),
+                text: "yes".into(),
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        refused_fill.contains("takes no typed text"),
+        "{refused_fill}"
+    );
     let ticked = page(s.act("t", Action::Click { reference: agree }, &all).await);
-    assert!(ticked.contains("checkbox \"I agree\" (checked)"), "{ticked}");
+    assert!(
+        ticked.contains("checkbox \"I agree\" (checked)"),
+        "{ticked}"
+    );
     s.shutdown().await;
 }

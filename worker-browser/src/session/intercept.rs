@@ -93,7 +93,11 @@ fn judge(event: &EventRequestPaused, main: &FrameId, seen: &Mutex<Seen>) -> Verd
     let url = &event.request.url;
     let main_frame = &event.frame_id == main;
     let at_response = event.response_status_code.is_some() || event.response_error_reason.is_some();
-    let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
+    let scheme = url
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     if !at_response {
         if main_frame {
             lock(seen).requests.push(url.clone());

@@ -105,7 +105,10 @@ impl Live {
                 )
                 .await?;
             // The tab Chromium starts with is not the session's page.
-            let targets = chromium.browser.execute(GetTargetsParams::default()).await?;
+            let targets = chromium
+                .browser
+                .execute(GetTargetsParams::default())
+                .await?;
             for target in targets.result.target_infos {
                 if target.r#type == "page" && &target.target_id != page.target_id() {
                     let _ = chromium
@@ -264,18 +267,16 @@ impl Live {
             Action::Click { .. } => self.click(&selector).await,
             Action::Hover { .. } => self.hover(&selector).await,
             Action::Fill { text, .. } => self.fill(&selector, text).await,
-            Action::Select { option, .. } => {
-                match choose(&element.options, option) {
-                    Some(index) => self.select(&selector, index).await,
-                    None => {
-                        return Ok(refused(Refusal::NoSuchOption {
-                            what: name,
-                            ask: option.clone(),
-                            near: near(&element.options, option),
-                        }));
-                    }
+            Action::Select { option, .. } => match choose(&element.options, option) {
+                Some(index) => self.select(&selector, index).await,
+                None => {
+                    return Ok(refused(Refusal::NoSuchOption {
+                        what: name,
+                        ask: option.clone(),
+                        near: near(&element.options, option),
+                    }));
                 }
-            }
+            },
             Action::Navigate { .. } => Ok(()),
         };
         if let Err(reason) = done {
@@ -350,7 +351,10 @@ impl Live {
             .find_element(selector)
             .await
             .map_err(|e| e.to_string())?;
-        element.scroll_into_view().await.map_err(|e| e.to_string())?;
+        element
+            .scroll_into_view()
+            .await
+            .map_err(|e| e.to_string())?;
         // Emptied through the element's own value setter, so a framework
         // watching it sees the change, then typed as text input.
         element

@@ -14,7 +14,9 @@ pub enum Refusal {
         "No browser session is free: this deployment allows {cap} live at once and every one is held by a running turn. A session frees only when the turn holding it ends, so it is refused rather than waited for.{fetch}"
     )]
     LiveCap { cap: usize, fetch: String },
-    #[error("This turn has no page open, so there is no {reference} to act on: web::navigate opens one.")]
+    #[error(
+        "This turn has no page open, so there is no {reference} to act on: web::navigate opens one."
+    )]
     NoPage { reference: String },
     #[error("`{url}` is not a URL web::navigate can open: {reason}.")]
     Unparsed { url: String, reason: String },
@@ -22,9 +24,7 @@ pub enum Refusal {
         "`{url}` was refused: the browser opens only http and https addresses, and this one is {scheme}:."
     )]
     Scheme { url: String, scheme: String },
-    #[error(
-        "{url} is not a web page but {kind}, which the browser does not open.{fetch}"
-    )]
+    #[error("{url} is not a web page but {kind}, which the browser does not open.{fetch}")]
     NotHtml {
         url: String,
         kind: String,

@@ -53,7 +53,8 @@ pub async fn settle(page: &Page, traffic: &Traffic, deadline: Instant) {
         let quiet = tokio::time::timeout(left, page.evaluate(dom_quiet_script(left))).await;
         // A navigation replaces the document mid-wait; the new one is
         // waited for in turn.
-        let quiet = matches!(quiet, Ok(Ok(ref r)) if r.value().and_then(|v| v.as_bool()) == Some(true));
+        let quiet =
+            matches!(quiet, Ok(Ok(ref r)) if r.value().and_then(|v| v.as_bool()) == Some(true));
         if quiet && traffic.quiet_since().is_some() {
             return;
         }

@@ -101,5 +101,7 @@ impl Traffic {
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     // A panic while holding this lock leaves only counters behind.
-    state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

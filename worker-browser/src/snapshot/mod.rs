@@ -8,7 +8,7 @@ use chromiumoxide::Page;
 use serde::Deserialize;
 
 pub use difference::first_difference;
-pub use render::{CONTROLS_SHOWN, OPTIONS_SHOWN, PAGE_VIEW_CHARS, Extras, render};
+pub use render::{CONTROLS_SHOWN, Extras, OPTIONS_SHOWN, PAGE_VIEW_CHARS, render};
 
 /// The attribute a ref is kept in on its element.
 pub const REF_ATTRIBUTE: &str = "data-collegium-ref";
