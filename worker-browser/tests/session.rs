@@ -88,6 +88,22 @@ async fn serve() -> SocketAddr {
                 )
             }),
         )
+        .route(
+            "/local",
+            get(|| async {
+                Html(r#"<p><a href="file:///etc/passwd">Local file</a> <a href="/to-file">Redirected</a></p>"#)
+            }),
+        )
+        .route(
+            "/to-file",
+            get(|| async {
+                (
+                    axum::http::StatusCode::FOUND,
+                    [(header::LOCATION, "file:///etc/passwd")],
+                    "",
+                )
+            }),
+        )
         .route("/cleared", get(|| async { Html("<p>the page behind the check</p>") }))
         .route(
             "/select",
@@ -685,6 +701,37 @@ async fn fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
     assert!(
         ticked.contains("checkbox \"I agree\" (checked)"),
         "{ticked}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_file_link_or_redirect_is_refused_for_its_scheme() {
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/local")).await;
+    let local = ref_of(&text, "Local file");
+    let direct = refused(s.act("t", Action::Click { reference: local }, &all).await);
+    assert!(
+        direct.contains("`file:///etc/passwd` was refused")
+            && direct.contains("only http and https"),
+        "{direct}"
+    );
+    let text = go(&s, "t", format!("http://{site}/local")).await;
+    let redirected = ref_of(&text, "Redirected");
+    let via = refused(
+        s.act(
+            "t",
+            Action::Click {
+                reference: redirected,
+            },
+            &all,
+        )
+        .await,
+    );
+    assert!(
+        via.contains("redirected to an address the browser does not open") && !via.contains("ERR_"),
+        "{via}"
     );
     s.shutdown().await;
 }

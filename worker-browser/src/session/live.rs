@@ -19,6 +19,7 @@ use super::action::{Action, Outcome};
 use super::chromium::{Chromium, Group, LaunchError};
 use super::config::SessionsConfig;
 use super::intercept::Interception;
+use super::net_error;
 use super::refusal::{Holds, Refusal, naming, what};
 use super::settle::settle;
 use super::tabs;
@@ -59,6 +60,9 @@ struct Element {
     fillable: bool,
     #[serde(default)]
     options: Vec<OptionEntry>,
+    /// A link's address.
+    #[serde(default)]
+    href: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +263,18 @@ impl Live {
             Action::Select { .. } if !select => {
                 return Ok(refused(Refusal::NotDropDown { what: name }));
             }
+            // A link to a scheme the browser does not open is refused for
+            // what it is, not left to Chromium's silence (§3.4 scope).
+            Action::Click { .. } => {
+                if let Some(href) = &element.href
+                    && let Some(scheme) = unserved_scheme(href)
+                {
+                    return Ok(refused(Refusal::Scheme {
+                        url: href.clone(),
+                        scheme,
+                    }));
+                }
+            }
             _ => {}
         }
         let selector = format!("[{REF_ATTRIBUTE}=\"{reference}\"]");
@@ -312,7 +328,8 @@ impl Live {
                 const fillable = el.isContentEditable || t === 'TEXTAREA' ||
                     (t === 'INPUT' && !['checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file', 'hidden', 'range', 'color'].includes(el.type));
                 const options = t === 'SELECT' ? Array.from(el.options).map((o) => ({{ label: (o.label || o.text).trim(), value: o.value }})) : [];
-                return {{ present: true, hidden, tag: t, fillable, options }};
+                const href = (t === 'A' || t === 'AREA') && el.hasAttribute('href') ? el.href : null;
+                return {{ present: true, hidden, tag: t, fillable, options, href }};
             }})()"
         );
         let result = self
@@ -472,15 +489,18 @@ impl Live {
             let (url, reason) = match (failed.last(), navigated) {
                 (Some((url, error)), _) => (url.clone(), error.clone()),
                 (None, Some((url, Some(error)))) => (url, error),
-                (None, Some((url, None))) => (url, "nothing was served".to_string()),
-                (None, None) => (taken.url.clone(), "nothing was served".to_string()),
+                (None, Some((url, None))) => (url, String::new()),
+                (None, None) => (taken.url.clone(), String::new()),
             };
             if let Ok(parsed) = Url::parse(&url)
                 && let Some(text) = (config.refusal_for)(&parsed)
             {
                 return Ok(refused(Refusal::Blocked(text)));
             }
-            return Ok(refused(Refusal::DidNotLoad { url, reason }));
+            return Ok(refused(Refusal::DidNotLoad {
+                url,
+                reason: net_error::words(&reason),
+            }));
         }
         let previous_page = self
             .latest
@@ -512,6 +532,17 @@ pub fn openable(asked: &str) -> Result<Url, Refusal> {
         });
     }
     Ok(url)
+}
+
+/// The scheme of a link the browser would not follow, if it is one: a
+/// script link (`javascript:`) is the page's own script, not a load.
+fn unserved_scheme(href: &str) -> Option<String> {
+    let scheme = href
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    (!matches!(scheme.as_str(), "http" | "https" | "javascript")).then_some(scheme)
 }
 
 fn refused(refusal: Refusal) -> Outcome {

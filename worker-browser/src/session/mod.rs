@@ -9,6 +9,7 @@ mod chromium;
 mod config;
 mod intercept;
 mod live;
+mod net_error;
 mod refusal;
 mod settle;
 mod tabs;
