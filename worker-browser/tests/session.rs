@@ -84,7 +84,8 @@ async fn serve() -> SocketAddr {
             get(|| async {
                 Html(
                     r#"<label>Name <input id="name" value="old" oninput="document.getElementById('echo').textContent = 'typed: ' + this.value"></label>
-                    <p id="echo">typed: nothing</p><input type="checkbox" id="agree"><label for="agree">I agree</label>"#,
+                    <p id="echo">typed: nothing</p><input type="checkbox" id="agree"><label for="agree">I agree</label>
+                    <button disabled>Send</button>"#,
                 )
             }),
         )
@@ -734,4 +735,34 @@ async fn a_file_link_or_redirect_is_refused_for_its_scheme() {
         "{via}"
     );
     s.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_sessions_and_a_stopping_worker_leave_no_browser() {
+    let site = serve().await;
+    let mut config = SessionsConfig::new(PathBuf::from("/usr/bin/chromium"), None, 2);
+    config.root_without_sandbox = true;
+    config.idle_timeout = Duration::from_millis(500);
+    let idle = Sessions::new(config);
+    go(&idle, "t", format!("http://{site}/widgets")).await;
+    let pid = idle.browser_pid("t").expect("a browser runs");
+    // The reaper's own pace: polled, not timed.
+    for _ in 0..100 {
+        if idle.live() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(idle.live(), 0, "an idle session is ended");
+    assert!(group_members(pid as i32).is_empty());
+
+    let s = sessions(2);
+    go(&s, "a", format!("http://{site}/widgets")).await;
+    go(&s, "b", format!("http://{site}/widgets")).await;
+    let pids = [s.browser_pid("a"), s.browser_pid("b")];
+    s.shutdown().await;
+    for pid in pids {
+        assert!(group_members(pid.expect("a browser ran") as i32).is_empty());
+    }
+    assert_eq!(s.live(), 0);
 }

@@ -59,6 +59,8 @@ struct Element {
     #[serde(default)]
     fillable: bool,
     #[serde(default)]
+    disabled: bool,
+    #[serde(default)]
     options: Vec<OptionEntry>,
     /// A link's address.
     #[serde(default)]
@@ -277,6 +279,17 @@ impl Live {
             }
             _ => {}
         }
+        // Present and visible, yet not to be acted on: the element's
+        // failure, with the page still there (§3.4).
+        if element.disabled && !matches!(action, Action::Hover { .. }) {
+            let page = self.page_now().await?;
+            return Ok(refused(Refusal::ElementFailed {
+                tool: action.tool().to_string(),
+                what: name,
+                reason: "it is disabled or read-only, so the page takes no action on it".into(),
+                page,
+            }));
+        }
         let selector = format!("[{REF_ATTRIBUTE}=\"{reference}\"]");
         self.begin();
         let done = match action {
@@ -329,7 +342,8 @@ impl Live {
                     (t === 'INPUT' && !['checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file', 'hidden', 'range', 'color'].includes(el.type));
                 const options = t === 'SELECT' ? Array.from(el.options).map((o) => ({{ label: (o.label || o.text).trim(), value: o.value }})) : [];
                 const href = (t === 'A' || t === 'AREA') && el.hasAttribute('href') ? el.href : null;
-                return {{ present: true, hidden, tag: t, fillable, options, href }};
+                const disabled = el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true' || (t !== 'SELECT' && el.readOnly === true);
+                return {{ present: true, hidden, tag: t, fillable, disabled, options, href }};
             }})()"
         );
         let result = self

@@ -255,7 +255,11 @@ async fn end_slot(slot: &Slot) {
 /// disposed even should a turn's end never be reported).
 async fn reap(inner: Weak<Inner>) {
     loop {
-        tokio::time::sleep(REAP_EVERY).await;
+        let every = match inner.upgrade() {
+            Some(inner) => REAP_EVERY.min(inner.config.idle_timeout / 2),
+            None => return,
+        };
+        tokio::time::sleep(every.max(Duration::from_millis(100))).await;
         let Some(inner) = inner.upgrade() else { return };
         let idle = inner.config.idle_timeout;
         let stale: Vec<Arc<Slot>> = {
