@@ -561,6 +561,17 @@ async fn bad_addresses_are_refused_before_a_browser_starts() {
 async fn sessions_report_their_sandbox() {
     let s = sessions(1);
     assert_eq!(s.sandboxed(), !nix::unistd::geteuid().is_root());
+    // The worker's gRPC service awaits an action on any runtime thread.
+    fn sendable<T: Send>(_: &T) {}
+    let action = s.act(
+        "t",
+        Action::Click {
+            reference: "e1".into(),
+        },
+        &all,
+    );
+    sendable(&action);
+    refused(action.await);
 }
 
 #[tokio::test]
@@ -764,5 +775,29 @@ async fn idle_sessions_and_a_stopping_worker_leave_no_browser() {
     for pid in pids {
         assert!(group_members(pid.expect("a browser ran") as i32).is_empty());
     }
+    assert_eq!(s.live(), 0);
+}
+
+#[tokio::test]
+async fn a_browser_that_will_not_start_is_a_failure_that_takes_no_session() {
+    let mut config = SessionsConfig::new(PathBuf::from("/nonexistent/chromium"), None, 1);
+    config.root_without_sandbox = true;
+    let s = Sessions::new(config);
+    let outcome = s
+        .act(
+            "t",
+            Action::Navigate {
+                url: "http://example.test/".into(),
+            },
+            &all,
+        )
+        .await;
+    let Outcome::Failed(text) = outcome else {
+        panic!("expected a failure, got {outcome:?}");
+    };
+    assert!(
+        text.contains("The browser could not be started") && text.contains("/nonexistent/chromium"),
+        "{text}"
+    );
     assert_eq!(s.live(), 0);
 }
