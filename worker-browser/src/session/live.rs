@@ -500,7 +500,14 @@ impl Live {
             .map_err(|e| Ended(format!("its page could not be read: {e}")))?;
         if taken.url.starts_with("chrome-error:") || taken.url == "about:blank" {
             let failed = self.traffic.failed_documents();
-            let (url, reason) = match (failed.last(), navigated) {
+            // An aborted load is what a failure leaves behind as well as a
+            // failure of its own; the failure that says why comes first.
+            let telling = failed
+                .iter()
+                .rev()
+                .find(|(_, error)| !error.contains("ERR_ABORTED"))
+                .or(failed.last());
+            let (url, reason) = match (telling, navigated) {
                 (Some((url, error)), _) => (url.clone(), error.clone()),
                 (None, Some((url, Some(error)))) => (url, error),
                 (None, Some((url, None))) => (url, String::new()),
