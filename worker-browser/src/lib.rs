@@ -9,3 +9,5 @@ pub mod result;
 pub mod search;
 pub mod search_tool;
 pub mod service;
+pub mod session;
+pub mod snapshot;
