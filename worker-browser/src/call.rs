@@ -21,6 +21,10 @@ pub struct Arguments {
     pub whole_page: Option<bool>,
     pub query: Option<String>,
     pub count: Option<u32>,
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    pub text: Option<String>,
+    pub option: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -28,6 +32,8 @@ pub struct WebCall {
     pub arguments: Arguments,
     pub settings: serde_json::Value,
     held: BTreeSet<String>,
+    /// The turn the call belongs to: a browser session is the turn's.
+    pub turn: String,
     /// When the daemon gives up on the call.
     pub gives_up: Instant,
 }
@@ -55,6 +61,7 @@ impl WebCall {
             arguments,
             settings,
             held: call.held_tools.iter().cloned().collect(),
+            turn: call.turn_id.clone(),
             gives_up: Instant::now() + left,
         })
     }

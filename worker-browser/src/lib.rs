@@ -4,6 +4,7 @@
 
 pub mod call;
 pub mod fetch;
+pub mod page_actions;
 pub mod proxy;
 pub mod result;
 pub mod search;

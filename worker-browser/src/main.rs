@@ -1,8 +1,9 @@
 //! `collegium-worker-browser serve`: the browser worker (ARCHITECTURE §4).
 //! It runs as its own unprivileged user (`collegium-browser`), sets
-//! no-new-privileges before its runtime starts, and serves the web tools
-//! this build has, every request held to the address policy it is given on
-//! its command line (§3.4). It never reads the deployment's configuration,
+//! no-new-privileges before its runtime starts, and serves the web tools:
+//! browser sessions whose every request goes through its own egress proxy,
+//! one plain fetch, and search, every request held to the address policy it
+//! is given on its command line (§3.4). It never reads the deployment's configuration,
 //! whose secrets are not its to hold; the daemon holds it to the
 //! configuration's `[web]` at the handshake instead. It prints `ready` once
 //! its socket accepts connections and stops on SIGTERM.
@@ -15,7 +16,12 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use collegium_web_scope::{Scope, ScopeSettings};
+use std::sync::Arc;
+
+use collegium_web_scope::Resolver;
+use collegium_worker_browser::proxy::EgressProxy;
 use collegium_worker_browser::service::{BrowserWorker, NAMESPACE};
+use collegium_worker_browser::session::{Sessions, SessionsConfig};
 use collegium_worker_kit::serve::{PeerPolicy, serve};
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -58,6 +64,12 @@ struct ServeArgs {
     /// deployment's own CA), once each.
     #[arg(long = "trust")]
     trust: Vec<PathBuf>,
+    /// The configuration's `web.live_sessions` (§3.4).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    live_sessions: u32,
+    /// Debian's Chromium; nothing is detected or downloaded.
+    #[arg(long, default_value = "/usr/bin/chromium")]
+    chromium: PathBuf,
 }
 
 fn main() -> ExitCode {
@@ -122,21 +134,35 @@ async fn serve_until_stopped(
         )
         .with_writer(std::io::stderr)
         .init();
-    let scope = Scope::new(
+    let scope = Arc::new(Scope::new(
         ScopeSettings {
             own_network_browsable: args.own_network_browsable,
             closed_hosts: args.closed_hosts,
         },
         collegium_web_scope::own_addresses()?,
-    )?;
+    )?);
     // Both settings are logged at boot (§3.4).
     scope.log_boot();
+    // Every request Chromium makes goes through the proxy, judged by the
+    // same scope as a fetch; a main-frame load it refused is reported as
+    // its refusal, naming the address (§3.4).
+    let proxy = EgressProxy::start(scope.clone(), Resolver::from_system()?).await?;
+    let refusals = proxy.log();
+    let mut sessions = SessionsConfig::new(
+        args.chromium,
+        Some(proxy.address()),
+        usize::try_from(args.live_sessions)?,
+    );
+    sessions.refusal_for = Arc::new(move |url| refusals.refusal_for(url).map(|r| r.to_string()));
     let trust = collegium_worker_browser::fetch::Trust {
         extra_authorities: args.trust,
     };
+    let sessions = Sessions::new(sessions);
     let worker = BrowserWorker::new(
         scope,
         &trust,
+        sessions.clone(),
+        args.live_sessions,
         &audit_dir.join(format!("{NAMESPACE}.audit.jsonl")),
     )?;
     let mut terminate = signal(SignalKind::terminate())?;
@@ -154,5 +180,8 @@ async fn serve_until_stopped(
         _ = interrupt.recv() => {}
     }
     serving.shutdown().await?;
+    // No browser outlives the worker that started it.
+    sessions.shutdown().await;
+    proxy.shutdown().await;
     Ok(())
 }

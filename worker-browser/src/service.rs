@@ -23,17 +23,22 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::call::WebCall;
-use crate::{fetch, result, search_tool};
+use crate::session::Sessions;
+use crate::{fetch, page_actions, result, search_tool};
 
 pub const NAMESPACE: &str = "web";
 
 /// The tools this build's browser worker serves.
-pub const SERVED: &[&str] = &["fetch", "search"];
+pub const SERVED: &[&str] = &[
+    "navigate", "click", "fill", "hover", "select", "fetch", "search",
+];
 
 pub struct BrowserWorker {
     admission: Arc<Admission>,
     scope: Arc<Scope>,
     fetcher: fetch::Fetcher,
+    sessions: Sessions,
+    live_sessions: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -45,9 +50,16 @@ pub enum StartError {
 }
 
 impl BrowserWorker {
-    /// A worker enforcing `scope`, trusting `trust`'s authorities beside
-    /// the system's, writing its audit log at `audit`.
-    pub fn new(scope: Scope, trust: &fetch::Trust, audit: &Path) -> Result<Self, StartError> {
+    /// A worker enforcing `scope` (shared with the egress proxy `sessions`
+    /// browse through), trusting `trust`'s authorities beside the system's,
+    /// writing its audit log at `audit`.
+    pub fn new(
+        scope: Arc<Scope>,
+        trust: &fetch::Trust,
+        sessions: Sessions,
+        live_sessions: u32,
+        audit: &Path,
+    ) -> Result<Self, StartError> {
         let log = AuditLog::open(audit, NAMESPACE)?;
         let served: std::collections::BTreeSet<String> =
             SERVED.iter().map(|t| (*t).to_string()).collect();
@@ -57,11 +69,12 @@ impl BrowserWorker {
             GrantVerifier::new(NAMESPACE, served, Default::default()),
             log,
         );
-        let scope = Arc::new(scope);
         Ok(Self {
             admission: Arc::new(admission),
             fetcher: fetch::Fetcher::new(scope.clone(), trust)?,
             scope,
+            sessions,
+            live_sessions,
         })
     }
 
@@ -73,6 +86,9 @@ impl BrowserWorker {
         match call.tool.as_str() {
             "fetch" => self.fetcher.fetch(&web).await,
             "search" => search_tool::search(&self.fetcher, &web.settings, call).await,
+            "navigate" | "click" | "fill" | "hover" | "select" => {
+                page_actions::act(&self.sessions, &call.tool, &web).await
+            }
             other => result::invalid(format!("this worker serves no tool `{other}`")),
         }
     }
@@ -109,6 +125,8 @@ impl Toolset for BrowserWorker {
                     .iter()
                     .map(|h| h.as_str().to_string())
                     .collect(),
+                live_sessions: self.live_sessions,
+                browser_sandbox: self.sessions.sandboxed(),
             }),
             ..DescribeResponse::default()
         }))
@@ -142,17 +160,19 @@ impl Toolset for BrowserWorker {
 
     async fn end_turn(
         &self,
-        _: Request<collegium_proto::toolset::v1::EndTurnRequest>,
+        request: Request<collegium_proto::toolset::v1::EndTurnRequest>,
     ) -> Result<Response<collegium_proto::toolset::v1::EndTurnResponse>, Status> {
-        // Fetch and search hold nothing across calls.
+        // The turn's browser session ends with it, its processes gone
+        // before the answer (§3.4).
+        let released = self.sessions.end(&request.into_inner().turn_id).await;
         Ok(Response::new(
-            collegium_proto::toolset::v1::EndTurnResponse { released: false },
+            collegium_proto::toolset::v1::EndTurnResponse { released },
         ))
     }
 
     async fn cancel(&self, _: Request<CancelRequest>) -> Result<Response<CancelResponse>, Status> {
-        // A fetch or a search is a read: the daemon abandons it at its
-        // deadline and nothing is left to stop.
+        // A read or a page action is abandoned at its deadline; the session
+        // it used ends with its turn.
         Ok(Response::new(CancelResponse { found: false }))
     }
 

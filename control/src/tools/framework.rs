@@ -70,6 +70,26 @@ impl Tool {
     }
 }
 
+/// A page action's parameters: every one a required string (§3.4).
+fn page_action(fields: &[(&str, &str)]) -> Value {
+    let properties: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|(name, description)| {
+            (
+                (*name).to_string(),
+                json!({"type": "string", "minLength": 1, "description": description}),
+            )
+        })
+        .collect();
+    let required: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": required,
+        "properties": properties
+    })
+}
+
 /// A workspace tool's parameters: (name, JSON type, description, required).
 fn workspace_parameters(fields: &[(&str, &str, &str, bool)]) -> Value {
     let properties: serde_json::Map<String, Value> = fields
@@ -436,13 +456,29 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             vec![
                 Tool::new(
                     "navigate",
-                    "Open an address in this turn's browser session.",
+                    "Open a public http(s) address in this turn's browser session (a real browser that runs the page's script), and return the page as markdown: its form controls and any tab it opened first, each with a ref the other web tools act on.",
                 )
-                .supersedable(),
-                Tool::new("click", "Click an element of the page by its ref."),
-                Tool::new("fill", "Type into a form field by its ref."),
-                Tool::new("hover", "Hover over an element by its ref."),
-                Tool::new("select", "Choose an option of a drop-down by its ref."),
+                .retryable()
+                .supersedable()
+                .parameters(page_action(&[("url", "The http(s) address to open.")])),
+                Tool::new("click", "Click an element of the page by its ref from the latest snapshot; returns the page as it then is.")
+                    .supersedable()
+                    .parameters(page_action(&[("ref", "The element's ref, as the latest snapshot shows it (e12).")])),
+                Tool::new("fill", "Type text into a form field by its ref from the latest snapshot. What you type is shown like any argument: never type a secret.")
+                    .supersedable()
+                    .parameters(page_action(&[
+                        ("ref", "The field's ref, as the latest snapshot shows it."),
+                        ("text", "The text to type."),
+                    ])),
+                Tool::new("hover", "Hover over an element by its ref, revealing what it hides (a submenu).")
+                    .supersedable()
+                    .parameters(page_action(&[("ref", "The element's ref, as the latest snapshot shows it.")])),
+                Tool::new("select", "Choose one option of a drop-down by its label or value.")
+                    .supersedable()
+                    .parameters(page_action(&[
+                        ("ref", "The drop-down's ref, as the latest snapshot shows it."),
+                        ("option", "The option's label or value."),
+                    ])),
                 Tool::read(
                     "fetch",
                     "One plain HTTP GET of a public http(s) address, no session and no script, read as markdown: the page's main content in a window of fixed width, or where given phrases occur. Cheap; reads PDFs and text files too.",

@@ -27,8 +27,15 @@ pub const DAEMON_GRANTED: &[(&str, &str)] = &[
 /// its class, then the tools. A worker's handshake is held to these; the
 /// rest of its toolset's declaration waits for its feature to land, and a
 /// grant naming one is refused until then (A4).
-pub const WORKER_TOOLS: &[(&str, &[&str])] =
-    &[("shell", &["run"]), ("browser", &["fetch", "search"])];
+pub const WORKER_TOOLS: &[(&str, &[&str])] = &[
+    ("shell", &["run"]),
+    (
+        "browser",
+        &[
+            "navigate", "click", "fill", "hover", "select", "fetch", "search",
+        ],
+    ),
+];
 
 /// Whether this build's worker of `class` serves `tool`.
 pub fn worker_serves(class: &str, tool: &str) -> bool {

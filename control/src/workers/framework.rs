@@ -247,6 +247,10 @@ pub fn pdf_socket(loaded: &LoadedConfig) -> std::path::PathBuf {
         .join("reader.sock")
 }
 
+/// Browser sessions live at once where the configuration names no number
+/// (§3.4).
+pub const DEFAULT_LIVE_SESSIONS: u32 = 4;
+
 /// Where the browser worker's address policy differs from the
 /// configuration's `[web]`: the worker is given its policy on its command
 /// line and never reads the configuration (§3.4; `docs/web.md`).
@@ -263,6 +267,18 @@ fn scope_gaps(
             web.own_network_browsable,
             if web.own_network_browsable { "" } else { "out" }
         ));
+    }
+    let live = web.live_sessions.unwrap_or(DEFAULT_LIVE_SESSIONS);
+    if reported.live_sessions != live {
+        gaps.push(format!(
+            "web_scope.live_sessions: the worker allows {}, the configuration {live} (start it with --live-sessions {live})",
+            reported.live_sessions
+        ));
+    }
+    if !reported.browser_sandbox {
+        gaps.push(
+            "web_scope.browser_sandbox: the browser runs without its own sandbox; run the worker as its own non-root user on a host that allows unprivileged user namespaces".into(),
+        );
     }
     let configured: std::collections::BTreeSet<String> = web
         .closed_hosts
