@@ -9,6 +9,7 @@ pub mod procs;
 pub mod scenario;
 pub mod shell_worker;
 pub mod ssrf_lab;
+pub mod web_workers;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
