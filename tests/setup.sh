@@ -22,6 +22,7 @@ commands=(
   "pdftotext poppler-utils the PDF worker's benchmark measures its throughput against pdftotext"
   "curl      curl      the SSRF lab's self-tests fetch from inside its worker namespace"
   "getent    libc-bin  the SSRF lab's self-tests resolve through its DNS server"
+  "setpriv   util-linux the web tests start the browser and PDF workers as their own users"
 )
 # package  why  (packages that put no command on PATH)
 packages=(

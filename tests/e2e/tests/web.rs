@@ -39,7 +39,9 @@ fn pdf(text: &str) -> Vec<u8> {
         out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
     }
     let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
@@ -96,7 +98,10 @@ async fn s3_4_an_agent_reads_a_page_and_a_pdf_and_browses_in_a_session_ended_wit
     declare_web(&h, true);
     if !nix::unistd::geteuid().is_root() {
         let refused = start_browser(&h, &[]).err().expect("refused");
-        assert!(refused.contains("provision") || refused.contains("no OS user"), "{refused}");
+        assert!(
+            refused.contains("provision") || refused.contains("no OS user"),
+            "{refused}"
+        );
         return;
     }
     h.provision().await.expect("provisioned");
@@ -123,12 +128,28 @@ async fn s3_4_an_agent_reads_a_page_and_a_pdf_and_browses_in_a_session_ended_wit
         .await;
     let requests = turn_requests(&h);
     let results = tool_results(requests.last().expect("completions"));
-    assert!(results[0].contains("High water at the harbour is at 06:12"), "{}", results[0]);
-    assert!(!results[0].contains("Home"), "the fetch reads the main content: {}", results[0]);
+    assert!(
+        results[0].contains("High water at the harbour is at 06:12"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        !results[0].contains("Home"),
+        "the fetch reads the main content: {}",
+        results[0]
+    );
     assert!(results[1].contains("--- page 1 ---"), "{}", results[1]);
-    assert!(results[1].contains("Spring tides expected on the ninth"), "{}", results[1]);
+    assert!(
+        results[1].contains("Spring tides expected on the ninth"),
+        "{}",
+        results[1]
+    );
     assert!(results[2].contains("Tide tables"), "{}", results[2]);
-    assert!(results[2].contains("Name"), "the form's controls come with refs: {}", results[2]);
+    assert!(
+        results[2].contains("Name"),
+        "the form's controls come with refs: {}",
+        results[2]
+    );
     // The session ended with the turn: no browser of the worker's user is
     // left once the daemon told the worker (§3.4).
     let mut left = chromium_processes_of("collegium-browser");
@@ -139,7 +160,10 @@ async fn s3_4_an_agent_reads_a_page_and_a_pdf_and_browses_in_a_session_ended_wit
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         left = chromium_processes_of("collegium-browser");
     }
-    assert!(left.is_empty(), "Chromium processes left after the turn: {left:?}");
+    assert!(
+        left.is_empty(),
+        "Chromium processes left after the turn: {left:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
