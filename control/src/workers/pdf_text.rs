@@ -170,9 +170,7 @@ fn failure(kind: FailureKind, limit: Option<Stop>, message: &str, total: Option<
             format!("It is a PDF{of} the parser cannot read: {message}")
         }
         FailureKind::TooLarge => format!("It is a PDF that was not read: {message}"),
-        FailureKind::Busy => format!(
-            "It is a PDF, and the PDF reader was busy with others until the call's deadline, so it was not read. Asking again may read it."
-        ),
+        FailureKind::Busy => "It is a PDF, and the PDF reader was busy with others until the call's deadline, so it was not read. Asking again may read it.".to_string(),
         FailureKind::Unspecified => format!("It is a PDF that was not read: {message}"),
     }
 }
