@@ -92,49 +92,72 @@ fn public(lab: &Lab) -> TestHost {
     .expect("public.test")
 }
 
+/// The literal spellings of loopback and "this machine" (§3.4, the SSRF
+/// matrix), each with what its refusal must name.
+const LOOPBACK_SPELLINGS: &[(&str, &str)] = &[
+    ("http://127.1/", "127.0.0.1 is a loopback address"),
+    ("http://2130706433/", "127.0.0.1 is a loopback address"),
+    ("http://0x7f000001/", "127.0.0.1 is a loopback address"),
+    ("http://0177.0.0.1/", "127.0.0.1 is a loopback address"),
+    ("http://0x7f.0.0.1/", "127.0.0.1 is a loopback address"),
+    ("http://127.0.0.1./", "127.0.0.1 is a loopback address"),
+    (
+        "http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/",
+        "127.0.0.1 is a loopback address",
+    ),
+    ("http://0.0.0.0/", "0.0.0.0 is a \"this network\" address"),
+    ("http://0/", "0.0.0.0 is a \"this network\" address"),
+    ("http://[::]/", ":: is the unspecified address"),
+];
+
+/// The IPv6 forms of forbidden addresses, each with what its refusal must
+/// name: the IPv4 address it carries.
+const IPV6_FORMS: &[(&str, &str)] = &[
+    ("http://[::1]/", "::1 is a loopback address"),
+    ("http://[::ffff:127.0.0.1]/", "carrying 127.0.0.1"),
+    ("http://[::127.0.0.1]/", "carrying 127.0.0.1"),
+    ("http://[64:ff9b::7f00:1]/", "carrying 127.0.0.1"),
+    ("http://[64:ff9b::a9fe:a9fe]/", "carrying 169.254.169.254"),
+    ("http://[64:ff9b:1::a00:1]/", "carrying 10.0.0.1"),
+    ("http://[2002:7f00:1::]/", "carrying 127.0.0.1"),
+    ("http://[::ffff:0:a00:1]/", "carrying 10.0.0.1"),
+];
+
+/// Private, shared, metadata, link-local, multicast, benchmarking and
+/// broadcast addresses, each with what its refusal must name.
+const FORBIDDEN_RANGES: &[(&str, &str)] = &[
+    ("http://10.0.0.1/", "10.0.0.1 is a private address"),
+    ("http://172.16.0.1/", "172.16.0.1 is a private address"),
+    ("http://192.168.0.1/", "192.168.0.1 is a private address"),
+    ("http://100.64.0.1/", "100.64.0.1 is a shared address"),
+    (
+        "http://169.254.169.254/",
+        "169.254.169.254 is a cloud metadata address",
+    ),
+    (
+        "http://[fd00:ec2::254]/",
+        "fd00:ec2::254 is a cloud metadata address",
+    ),
+    ("http://[fe80::1]/", "fe80::1 is a link-local address"),
+    ("http://224.0.0.1/", "224.0.0.1 is a multicast address"),
+    ("http://[ff02::1]/", "ff02::1 is a multicast address"),
+    ("http://198.18.0.1/", "198.18.0.1 is a benchmarking address"),
+    (
+        "http://255.255.255.255/",
+        "255.255.255.255 is the broadcast address",
+    ),
+];
+
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_every_literal_spelling_of_loopback_is_refused() {
     let (lab, worker) = lab_and_worker(UNDECLARED).await;
-    refused(
-        &lab,
-        &worker,
-        &[
-            ("http://127.1/", "127.0.0.1 is a loopback address"),
-            ("http://2130706433/", "127.0.0.1 is a loopback address"),
-            ("http://0x7f000001/", "127.0.0.1 is a loopback address"),
-            ("http://0177.0.0.1/", "127.0.0.1 is a loopback address"),
-            ("http://0x7f.0.0.1/", "127.0.0.1 is a loopback address"),
-            ("http://127.0.0.1./", "127.0.0.1 is a loopback address"),
-            (
-                "http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/",
-                "127.0.0.1 is a loopback address",
-            ),
-            ("http://0.0.0.0/", "0.0.0.0 is a \"this network\" address"),
-            ("http://0/", "0.0.0.0 is a \"this network\" address"),
-            ("http://[::]/", ":: is the unspecified address"),
-        ],
-    )
-    .await;
+    refused(&lab, &worker, LOOPBACK_SPELLINGS).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_every_ipv6_form_of_a_forbidden_address_is_refused_naming_what_it_carries() {
     let (lab, worker) = lab_and_worker(UNDECLARED).await;
-    refused(
-        &lab,
-        &worker,
-        &[
-            ("http://[::1]/", "::1 is a loopback address"),
-            ("http://[::ffff:127.0.0.1]/", "carrying 127.0.0.1"),
-            ("http://[::127.0.0.1]/", "carrying 127.0.0.1"),
-            ("http://[64:ff9b::7f00:1]/", "carrying 127.0.0.1"),
-            ("http://[64:ff9b::a9fe:a9fe]/", "carrying 169.254.169.254"),
-            ("http://[64:ff9b:1::a00:1]/", "carrying 10.0.0.1"),
-            ("http://[2002:7f00:1::]/", "carrying 127.0.0.1"),
-            ("http://[::ffff:0:a00:1]/", "carrying 10.0.0.1"),
-        ],
-    )
-    .await;
+    refused(&lab, &worker, IPV6_FORMS).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -147,30 +170,14 @@ async fn s3_4_private_shared_metadata_link_local_multicast_and_own_addresses_are
     refused(
         &lab,
         &worker,
-        &[
-            ("http://10.0.0.1/", "10.0.0.1 is a private address"),
-            ("http://172.16.0.1/", "172.16.0.1 is a private address"),
-            ("http://192.168.0.1/", "192.168.0.1 is a private address"),
-            ("http://100.64.0.1/", "100.64.0.1 is a shared address"),
-            (
-                "http://169.254.169.254/",
-                "169.254.169.254 is a cloud metadata address",
-            ),
-            (
-                "http://[fd00:ec2::254]/",
-                "fd00:ec2::254 is a cloud metadata address",
-            ),
-            ("http://[fe80::1]/", "fe80::1 is a link-local address"),
-            ("http://224.0.0.1/", "224.0.0.1 is a multicast address"),
-            ("http://[ff02::1]/", "ff02::1 is a multicast address"),
-            ("http://198.18.0.1/", "198.18.0.1 is a benchmarking address"),
-            (
-                "http://255.255.255.255/",
-                "255.255.255.255 is the broadcast address",
-            ),
-            (&own_v4, &own_v4_named),
-            (&own_v6, &own_v6_named),
-        ],
+        &FORBIDDEN_RANGES
+            .iter()
+            .copied()
+            .chain([
+                (own_v4.as_str(), own_v4_named.as_str()),
+                (&own_v6, &own_v6_named),
+            ])
+            .collect::<Vec<_>>(),
     )
     .await;
 }
@@ -206,11 +213,10 @@ async fn s3_4_a_name_with_any_forbidden_answer_is_refused_whole() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn s3_4_a_rebinding_name_is_read_at_its_global_answer_and_never_reaches_loopback() {
-    let (lab, worker) = lab_and_worker(UNDECLARED).await;
-    // The page closes its connection, so the second fetch cannot ride a
-    // pooled one and must ask the name server again.
+/// `rebind.test`: a global page first (TTL 0), 127.0.0.1 next. The page
+/// closes its connection, so a second request cannot ride a pooled one and
+/// must ask the name server again.
+fn rebinding(lab: &Lab) -> TestHost {
     let site = lab
         .host_unnamed(Site::new().route(
             "/",
@@ -226,6 +232,13 @@ async fn s3_4_a_rebinding_name_is_read_at_its_global_answer_and_never_reaches_lo
             ],
         )
         .expect("rebind.test");
+    site
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_a_rebinding_name_is_read_at_its_global_answer_and_never_reaches_loopback() {
+    let (lab, worker) = lab_and_worker(UNDECLARED).await;
+    let site = rebinding(&lab);
     read(
         &lab,
         &worker,
@@ -517,6 +530,24 @@ fn complete(answer: &[u8]) -> Option<String> {
     (body.len() >= length).then(|| body.to_string())
 }
 
+/// `url`'s host, as a request line or an authority carries it.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or(rest)
+}
+
+/// An absolute-form GET of `url`, as a browser sends plain http to a proxy.
+fn absolute_get(url: &str) -> String {
+    let host = host_of(url);
+    format!("GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+}
+
+/// A CONNECT to `url`'s host at `port`, as a browser opens a tunnel.
+fn connect(url: &str, port: u16) -> String {
+    let host = host_of(url);
+    format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n")
+}
+
 fn proxy_rows(
     attempt: &Attempt<'_>,
     proxy: SocketAddr,
@@ -545,6 +576,7 @@ fn proxy_rows(
 fn s3_4_the_egress_proxy_refuses_connect_and_absolute_form_requests_out_of_scope() {
     let lab = Lab::start().expect("start the lab");
     public(&lab);
+    let rebound = rebinding(&lab);
     lab.dns()
         .set("private.test", &[IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))])
         .expect("private.test");
@@ -573,11 +605,23 @@ fn s3_4_the_egress_proxy_refuses_connect_and_absolute_form_requests_out_of_scope
             let mut failures = proxy_rows(
                 attempt,
                 at,
-                &[(
-                    "GET http://public.test/ HTTP/1.1\r\nHost: public.test\r\nConnection: close\r\n\r\n",
-                    "200",
-                    "the public page",
-                )],
+                &[
+                    (
+                        "GET http://public.test/ HTTP/1.1\r\nHost: public.test\r\nConnection: close\r\n\r\n",
+                        "200",
+                        "the public page",
+                    ),
+                    (
+                        "GET http://rebind.test/ HTTP/1.1\r\nHost: rebind.test\r\nConnection: close\r\n\r\n",
+                        "200",
+                        "the first answer's page",
+                    ),
+                    (
+                        "GET http://rebind.test/ HTTP/1.1\r\nHost: rebind.test\r\nConnection: close\r\n\r\n",
+                        "403",
+                        "rebind.test resolves to 127.0.0.1",
+                    ),
+                ],
             );
             failures.extend(proxy_rows(
                 attempt,
@@ -600,10 +644,28 @@ fn s3_4_the_egress_proxy_refuses_connect_and_absolute_form_requests_out_of_scope
                     ("GET http://public.test@127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", "403", "127.0.0.1 is a loopback"),
                 ],
             ));
+            // The fetch route's tables, on both of the proxy's request forms.
+            let tables: Vec<(String, &str, &str)> = [LOOPBACK_SPELLINGS, IPV6_FORMS, FORBIDDEN_RANGES]
+                .concat()
+                .into_iter()
+                .filter(|(url, _)| url.is_ascii())
+                .flat_map(|(url, names)| {
+                    [
+                        (absolute_get(url), "403", names),
+                        (connect(url, 443), "403", names),
+                    ]
+                })
+                .collect();
+            let borrowed: Vec<(&str, &str, &str)> = tables
+                .iter()
+                .map(|(request, status, names)| (request.as_str(), *status, *names))
+                .collect();
+            failures.extend(proxy_rows(attempt, at, &borrowed));
             drop(proxy);
             runtime.shutdown_timeout(Duration::from_secs(2));
             failures
         })
         .expect("the proxy runs inside the lab");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(rebound.requests().len(), 1, "{:?}", rebound.requests());
 }
