@@ -422,3 +422,33 @@ async fn a_name_is_resolved_once_judged_and_the_judged_address_connected() {
         "{heads:?}"
     );
 }
+
+/// A connection that never finishes its request's head is closed once
+/// `HEAD_WITHIN` passes: a flood of half-open connections from this host
+/// cannot pin the proxy's tasks for ever.
+#[tokio::test]
+async fn a_connection_that_never_finishes_its_head_is_closed() {
+    let proxy = proxy(true).await;
+    let mut stream = TcpStream::connect(proxy.address())
+        .await
+        .expect("test setup");
+    stream
+        .write_all(b"GET http://example.test/ HTTP/1.1\r\nHost: exa")
+        .await
+        .expect("test setup");
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(
+        collegium_worker_browser::proxy::HEAD_WITHIN + std::time::Duration::from_secs(10),
+        stream.read(&mut buf),
+    )
+    .await
+    .expect("the proxy closed the connection, or answered, by its deadline");
+    // Hyper answers 408 to a head that timed out, or closes outright.
+    match read {
+        Ok(0) | Err(_) => {}
+        Ok(n) => {
+            let answer = String::from_utf8_lossy(&buf[..n]);
+            assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ mod refuse;
 mod server;
 
 pub use log::{ProxyLog, REFUSALS_KEPT, RefusalRecord};
-pub use server::{EgressProxy, ProxyError, RunningProxy};
+pub use server::{EgressProxy, HEAD_WITHIN, ProxyError, RunningProxy};
 
 /// The response header a refused request carries the refusal text in.
 pub const REFUSAL_HEADER: &str = "x-collegium-refusal";

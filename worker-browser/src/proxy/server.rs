@@ -155,6 +155,10 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
+/// How long a request's head may take to arrive once its connection is
+/// open, or the connection is idle between requests.
+pub const HEAD_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
     let handler = shared.clone();
@@ -169,7 +173,11 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
             Ok::<_, Infallible>(response)
         }
     });
+    // A client that opens a connection and never finishes its request's
+    // head must not hold the connection open for ever.
     let connection = http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEAD_WITHIN)
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     tokio::select! {
