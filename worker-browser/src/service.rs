@@ -12,7 +12,7 @@ use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
     CancelRequest, CancelResponse, DescribeRequest, DescribeResponse, HealthRequest,
     HealthResponse, InvokeEvent, InvokeRequest, RenderRequest, RenderResponse, ToolResult,
-    WebScope, invoke_event, toolset_server::Toolset,
+    WebScope, toolset_server::Toolset,
 };
 use collegium_web_scope::Scope;
 use collegium_worker_kit::admission::Admission;
@@ -148,13 +148,7 @@ impl Toolset for BrowserWorker {
         let request = request.into_inner();
         let admitted = self.admission.admit(&request)?;
         let call = request.call.unwrap_or_default();
-        let mut result = self.run(&call).await;
-        let event = match self.admission.close(admitted, &mut result) {
-            Ok(()) => Ok(InvokeEvent {
-                event: Some(invoke_event::Event::Result(result)),
-            }),
-            Err(status) => Err(status),
-        };
+        let event = self.admission.answer(admitted, self.run(&call).await);
         Ok(Response::new(Box::pin(tokio_stream::once(event))))
     }
 

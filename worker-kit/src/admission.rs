@@ -151,6 +151,21 @@ impl Admission {
         Ok(())
     }
 
+    /// Closes a call that answers with one result and no progress: its
+    /// audit line written, the result as the stream's one event.
+    pub fn answer(
+        &self,
+        admitted: Admitted,
+        mut result: ToolResult,
+    ) -> Result<collegium_proto::toolset::v1::InvokeEvent, Status> {
+        self.close(admitted, &mut result)?;
+        Ok(collegium_proto::toolset::v1::InvokeEvent {
+            event: Some(collegium_proto::toolset::v1::invoke_event::Event::Result(
+                result,
+            )),
+        })
+    }
+
     fn write(&self, record: Record) -> Result<crate::audit::Anchor, Status> {
         lock(&self.log)?.append(record).map_err(|e| {
             // The call may have acted; without its line the daemon must not

@@ -16,8 +16,8 @@ use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
     AgentCommands, AgentReach, CancelRequest, CancelResponse, DescribeRequest, DescribeResponse,
     Failure, HealthRequest, HealthResponse, InvokeEvent, InvokeRequest, PayloadKind, Refusal,
-    RenderRequest, RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, invoke_event,
-    tool_result, toolset_server::Toolset,
+    RenderRequest, RenderResponse, Success, ToolDeclaration, ToolResult, Unresolved, tool_result,
+    toolset_server::Toolset,
 };
 use collegium_worker_kit::admission::{Admission, now_ms};
 use collegium_worker_kit::audit::digest;
@@ -164,13 +164,7 @@ impl Toolset for ShellWorker {
         let request = request.into_inner();
         let admitted = self.admission.admit(&request)?;
         let call = request.call.unwrap_or_default();
-        let mut result = self.run_call(&call).await;
-        let event = match self.admission.close(admitted, &mut result) {
-            Ok(()) => Ok(InvokeEvent {
-                event: Some(invoke_event::Event::Result(result)),
-            }),
-            Err(status) => Err(status),
-        };
+        let event = self.admission.answer(admitted, self.run_call(&call).await);
         Ok(Response::new(Box::pin(tokio_stream::once(event))))
     }
 

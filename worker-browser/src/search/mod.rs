@@ -17,7 +17,6 @@ mod hit;
 mod markup;
 mod render;
 mod searxng;
-mod secret;
 mod settings;
 
 pub use arguments::{ArgumentsError, DEFAULT_COUNT, MAX_COUNT, SearchArguments};
@@ -26,7 +25,6 @@ pub use error::SearchError;
 pub use exchange::BODY_LIMIT;
 pub use hit::{Hit, SNIPPET_LIMIT};
 pub use render::{outcome, render, summary};
-pub use secret::KeyError;
 pub use settings::{
     ApiKey, BRAVE_DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Provider, SearchSettings, SettingsError,
 };

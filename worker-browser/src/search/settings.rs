@@ -8,7 +8,9 @@ use reqwest::header::HeaderValue;
 use serde::Deserialize;
 use url::Url;
 
-use super::secret::{KeyError, KeySource};
+// The daemon's own secret reference: the worker reads the one it is handed,
+// at the moment it searches, so a key file need be readable only by it.
+use collegium_control::config::secret::{Secret, SecretError};
 
 /// Brave's Web Search endpoint, used when the settings give no `base_url`.
 pub const BRAVE_DEFAULT_ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";
@@ -88,7 +90,7 @@ pub enum SettingsError {
     #[error("the search provider's `base_url` {url:?} is not usable: {reason}")]
     BaseUrl { url: String, reason: String },
     #[error("the search provider's key cannot be read: {0}")]
-    Key(#[from] KeyError),
+    Key(#[from] SecretError),
     #[error(
         "the search provider's key holds characters an HTTP header cannot carry (spaces or non-ASCII)"
     )]
@@ -100,7 +102,7 @@ pub enum SettingsError {
 #[serde(deny_unknown_fields)]
 struct RawSearch {
     provider: Provider,
-    api_key: Option<KeySource>,
+    api_key: Option<Secret>,
     base_url: Option<String>,
 }
 
