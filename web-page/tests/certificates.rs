@@ -126,7 +126,7 @@ fn connect(
 }
 
 #[test]
-fn a_whole_chain_from_a_trusted_root_records_nothing() {
+fn s3_4_a_whole_chain_from_a_trusted_root_records_nothing() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |_| {});
     assert_eq!(
@@ -136,7 +136,7 @@ fn a_whole_chain_from_a_trusted_root_records_nothing() {
 }
 
 #[test]
-fn a_leaf_sent_without_its_intermediate_is_the_sites_missing_chain() {
+fn s3_4_a_leaf_sent_without_its_intermediate_is_the_sites_missing_chain() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |_| {});
     assert_eq!(
@@ -146,7 +146,7 @@ fn a_leaf_sent_without_its_intermediate_is_the_sites_missing_chain() {
 }
 
 #[test]
-fn an_expired_leaf_is_expired_with_its_date() {
+fn s3_4_an_expired_leaf_is_expired_with_its_date() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |p| {
         p.not_before = date_time_ymd(2020, 1, 1);
@@ -163,7 +163,7 @@ fn an_expired_leaf_is_expired_with_its_date() {
 }
 
 #[test]
-fn a_leaf_not_valid_yet_says_so() {
+fn s3_4_a_leaf_not_valid_yet_says_so() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&[SITE], |p| {
         p.not_before = date_time_ymd(2090, 1, 1);
@@ -182,7 +182,7 @@ fn a_leaf_not_valid_yet_says_so() {
 }
 
 #[test]
-fn a_self_signed_leaf_is_self_signed() {
+fn s3_4_a_self_signed_leaf_is_self_signed() {
     let ca = Authority::new("Test");
     let key = KeyPair::generate().expect("key");
     let cert = CertificateParams::new(vec![SITE.to_owned()])
@@ -196,7 +196,7 @@ fn a_self_signed_leaf_is_self_signed() {
 }
 
 #[test]
-fn a_leaf_for_another_name_names_the_names_it_carries() {
+fn s3_4_a_leaf_for_another_name_names_the_names_it_carries() {
     let ca = Authority::new("Test");
     let (leaf, key) = ca.leaf(&["other.test", "www.other.test"], |_| {});
     let problem = connect(vec![leaf, ca.intermediate.der().clone()], &key, &ca);
@@ -209,7 +209,7 @@ fn a_leaf_for_another_name_names_the_names_it_carries() {
 }
 
 #[test]
-fn a_chain_to_a_root_nothing_here_trusts_is_the_site_or_the_trust_store() {
+fn s3_4_a_chain_to_a_root_nothing_here_trusts_is_the_site_or_the_trust_store() {
     let trusted = Authority::new("Trusted");
     let stranger = Authority::new("Private");
     let (leaf, key) = stranger.leaf(&[SITE], |_| {});
@@ -222,7 +222,7 @@ fn a_chain_to_a_root_nothing_here_trusts_is_the_site_or_the_trust_store() {
 }
 
 #[test]
-fn the_site_is_blamed_only_where_the_error_establishes_it() {
+fn s3_4_the_site_is_blamed_only_where_the_error_establishes_it() {
     let never = |_: &str| false;
     let blamed = [
         CertificateProblem::MissingIntermediates,
@@ -256,7 +256,7 @@ fn the_site_is_blamed_only_where_the_error_establishes_it() {
 }
 
 #[test]
-fn the_wording_is_the_frameworks_never_the_runtimes() {
+fn s3_4_the_wording_is_the_frameworks_never_the_runtimes() {
     let all = |_: &str| true;
     let problems = [
         CertificateProblem::MissingIntermediates,
@@ -285,7 +285,7 @@ fn the_wording_is_the_frameworks_never_the_runtimes() {
 }
 
 #[test]
-fn a_missing_chain_names_the_browser_only_to_a_fetch_whose_agent_holds_it() {
+fn s3_4_a_missing_chain_names_the_browser_only_to_a_fetch_whose_agent_holds_it() {
     let problem = CertificateProblem::MissingIntermediates;
     let navigate = |tool: &str| tool == "web::navigate";
     let nothing = |_: &str| false;
@@ -307,7 +307,7 @@ fn a_missing_chain_names_the_browser_only_to_a_fetch_whose_agent_holds_it() {
 }
 
 #[test]
-fn chromium_net_errors_map_to_the_same_problems() {
+fn s3_4_chromium_net_errors_map_to_the_same_problems() {
     use certificates::from_chromium_net_error as chromium;
     assert_eq!(
         chromium("net::ERR_CERT_COMMON_NAME_INVALID"),

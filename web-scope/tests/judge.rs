@@ -59,7 +59,7 @@ const LOOPBACK_SPELLINGS: &[&str] = &[
 ];
 
 #[test]
-fn every_spelling_of_loopback_is_refused_naming_127_0_0_1() {
+fn s3_4_every_spelling_of_loopback_is_refused_naming_127_0_0_1() {
     let scope = scope(false);
     for url in LOOPBACK_SPELLINGS {
         let (address, rule, _, text) = refused_address(&scope, url);
@@ -74,7 +74,7 @@ fn every_spelling_of_loopback_is_refused_naming_127_0_0_1() {
 }
 
 #[test]
-fn declared_own_network_opens_loopback_on_the_host_url_connects_to() {
+fn s3_4_declared_own_network_opens_loopback_on_the_host_url_connects_to() {
     let scope = scope(true);
     for url in LOOPBACK_SPELLINGS {
         let target = scope
@@ -390,7 +390,7 @@ const MATRIX: &[(&str, &str, AddressRule, Option<Embedding>, bool)] = &[
 ];
 
 #[test]
-fn the_matrix_is_refused_undeclared_naming_address_and_rule() {
+fn s3_4_the_matrix_is_refused_undeclared_naming_address_and_rule() {
     let scope = scope(false);
     for (url, address, rule, embedding, _) in MATRIX {
         let (got, got_rule, got_embedding, text) = refused_address(&scope, url);
@@ -407,7 +407,7 @@ fn the_matrix_is_refused_undeclared_naming_address_and_rule() {
 }
 
 #[test]
-fn the_declaration_lifts_only_loopback_private_and_this_host() {
+fn s3_4_the_declaration_lifts_only_loopback_private_and_this_host() {
     let scope = scope(true);
     for (url, address, rule, _, lifted) in MATRIX {
         match scope.judge_url(url) {
@@ -437,7 +437,7 @@ fn the_declaration_lifts_only_loopback_private_and_this_host() {
 }
 
 #[test]
-fn embedded_text_names_the_carried_address() {
+fn s3_4_embedded_text_names_the_carried_address() {
     let (_, _, _, text) = refused_address(&scope(false), "http://[64:ff9b::a9fe:a9fe]/");
     assert_eq!(
         text,
@@ -446,7 +446,7 @@ fn embedded_text_names_the_carried_address() {
 }
 
 #[test]
-fn public_addresses_pass_in_both_modes() {
+fn s3_4_public_addresses_pass_in_both_modes() {
     for declared in [false, true] {
         let scope = scope(declared);
         for (url, address) in [
@@ -473,7 +473,7 @@ fn public_addresses_pass_in_both_modes() {
 }
 
 #[test]
-fn localhost_and_beneath_it_are_this_machine_without_resolving() {
+fn s3_4_localhost_and_beneath_it_are_this_machine_without_resolving() {
     for url in [
         "http://localhost/",
         "http://x.localhost:8080/",
@@ -502,7 +502,7 @@ fn localhost_and_beneath_it_are_this_machine_without_resolving() {
 }
 
 #[test]
-fn only_http_and_https_are_opened_in_both_modes() {
+fn s3_4_only_http_and_https_are_opened_in_both_modes() {
     for declared in [false, true] {
         let scope = scope(declared);
         for (url, scheme) in [
@@ -528,7 +528,7 @@ fn only_http_and_https_are_opened_in_both_modes() {
 }
 
 #[test]
-fn closed_hosts_close_every_subdomain_in_both_modes() {
+fn s3_4_closed_hosts_close_every_subdomain_in_both_modes() {
     for declared in [false, true] {
         let scope = scope(declared);
         for url in [
@@ -565,7 +565,7 @@ fn closed_hosts_close_every_subdomain_in_both_modes() {
 }
 
 #[test]
-fn a_closed_host_entry_that_is_not_a_host_name_is_an_error_naming_it() {
+fn s3_4_a_closed_host_entry_that_is_not_a_host_name_is_an_error_naming_it() {
     for entry in [
         "",
         "https://x.test/",
@@ -587,7 +587,7 @@ fn a_closed_host_entry_that_is_not_a_host_name_is_an_error_naming_it() {
 }
 
 #[test]
-fn unparseable_urls_are_refused_in_the_framework_words() {
+fn s3_4_unparseable_urls_are_refused_in_the_framework_words() {
     let scope = scope(false);
     for (input, words) in [
         ("example.com/page", "it is not an absolute URL"),
@@ -610,7 +610,7 @@ fn unparseable_urls_are_refused_in_the_framework_words() {
 }
 
 #[test]
-fn connect_targets_are_judged_like_hosts() {
+fn s3_4_connect_targets_are_judged_like_hosts() {
     let scope = scope(false);
     for authority in ["127.0.0.1:22", "[::1]:80", "0x7f.1:443", "localhost:80"] {
         assert!(
@@ -647,7 +647,7 @@ fn connect_targets_are_judged_like_hosts() {
 }
 
 #[test]
-fn boot_line_states_both_settings() {
+fn s3_4_boot_line_states_both_settings() {
     assert_eq!(
         scope(false).boot_line(),
         "web scope: own network not browsable: only the public internet is open to agents; closed hosts (each with every subdomain): intranet.test, xn--bcher-kva.example"
@@ -662,7 +662,7 @@ fn boot_line_states_both_settings() {
 }
 
 #[test]
-fn this_hosts_addresses_include_loopback_and_are_refused_as_this_host() {
+fn s3_4_this_hosts_addresses_include_loopback_and_are_refused_as_this_host() {
     let own = collegium_web_scope::own_addresses().unwrap();
     assert!(own.contains(&"127.0.0.1".parse().unwrap()), "{own:?}");
     let scope = Scope::new(ScopeSettings::default(), own.clone()).unwrap();

@@ -99,7 +99,7 @@ fn forbidden_rule(refusal: &Refusal) -> (Option<&str>, IpAddr, AddressRule) {
 }
 
 #[tokio::test]
-async fn every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
+async fn s3_4_every_answer_is_judged_and_one_forbidden_answer_refuses_the_name() {
     let resolver = Resolver::with_name_server(dns_server(ZONE).await).unwrap();
     let (open, closed) = (scope(true), scope(false));
 
@@ -203,7 +203,7 @@ async fn http_server(routes: Vec<(&'static str, String)>) -> (SocketAddr, Arc<At
 }
 
 #[tokio::test]
-async fn every_redirect_hop_and_every_resolved_name_is_judged() {
+async fn s3_4_every_redirect_hop_and_every_resolved_name_is_judged() {
     let resolver = Resolver::with_name_server(dns_server(ZONE).await).unwrap();
     let (server, _) = http_server(vec![
         ("/to-closed", "http://a.b.intranet.test/".into()),
@@ -305,7 +305,7 @@ async fn every_redirect_hop_and_every_resolved_name_is_judged() {
 }
 
 #[tokio::test]
-async fn a_refused_name_never_reaches_the_server() {
+async fn s3_4_a_refused_name_never_reaches_the_server() {
     let resolver = Resolver::with_name_server(dns_server(ZONE).await).unwrap();
     let (server, connections) = http_server(Vec::new()).await;
     let client = client_builder(scope(false), resolver).build().unwrap();

@@ -139,7 +139,7 @@ fn refusal_header(answer: &str) -> &str {
 const LOOPBACK_REFUSAL: &str = "127.0.0.1 is a loopback address (this machine), in 127.0.0.0/8: only the public internet is browsable here (§3.4)";
 
 #[tokio::test]
-async fn declared_own_network_forwards_a_get_without_proxy_headers() {
+async fn s3_4_declared_own_network_forwards_a_get_without_proxy_headers() {
     let upstream = Upstream::start().await;
     let proxy = proxy(true).await;
     let url = format!("http://{}/page?q=1", upstream.address);
@@ -162,7 +162,7 @@ async fn declared_own_network_forwards_a_get_without_proxy_headers() {
 }
 
 #[tokio::test]
-async fn declared_own_network_tunnels_a_connect() {
+async fn s3_4_declared_own_network_tunnels_a_connect() {
     let upstream = Upstream::start().await;
     let proxy = proxy(true).await;
     for authority in [
@@ -185,7 +185,7 @@ async fn declared_own_network_tunnels_a_connect() {
 }
 
 #[tokio::test]
-async fn undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_silent() {
+async fn s3_4_undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_silent() {
     let upstream = Upstream::start().await;
     let proxy = proxy(false).await;
     let url = format!("http://{}/page", upstream.address);
@@ -222,7 +222,7 @@ async fn undeclared_the_same_get_and_connect_are_refused_and_the_upstream_is_sil
 }
 
 #[tokio::test]
-async fn raw_attempts_on_the_proxy_are_refused_naming_the_address() {
+async fn s3_4_raw_attempts_on_the_proxy_are_refused_naming_the_address() {
     let proxy = proxy(false).await;
     for (authority, named) in [
         ("127.0.0.1:22", "127.0.0.1"),
@@ -255,7 +255,7 @@ async fn raw_attempts_on_the_proxy_are_refused_naming_the_address() {
 }
 
 #[tokio::test]
-async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
+async fn s3_4_schemes_and_closed_hosts_are_refused_in_both_modes() {
     for declared in [false, true] {
         let proxy = proxy(declared).await;
         let answer = exchange(
@@ -303,7 +303,7 @@ async fn schemes_and_closed_hosts_are_refused_in_both_modes() {
 }
 
 #[tokio::test]
-async fn an_origin_form_request_is_not_a_proxy_request() {
+async fn s3_4_an_origin_form_request_is_not_a_proxy_request() {
     let proxy = proxy(true).await;
     let answer = exchange(
         &proxy,
@@ -315,7 +315,7 @@ async fn an_origin_form_request_is_not_a_proxy_request() {
 }
 
 #[tokio::test]
-async fn shutting_down_closes_open_tunnels() {
+async fn s3_4_shutting_down_closes_open_tunnels() {
     let upstream = Upstream::start().await;
     let proxy = proxy(true).await;
     let address = proxy.address();
@@ -388,7 +388,7 @@ async fn proxy_resolving_with(own_network_browsable: bool, server: SocketAddr) -
 }
 
 #[tokio::test]
-async fn a_name_is_resolved_once_judged_and_the_judged_address_connected() {
+async fn s3_4_a_name_is_resolved_once_judged_and_the_judged_address_connected() {
     let upstream = Upstream::start().await;
     let server = name_server("app.test", std::net::Ipv4Addr::LOCALHOST).await;
     let port = upstream.address.port();
@@ -427,7 +427,7 @@ async fn a_name_is_resolved_once_judged_and_the_judged_address_connected() {
 /// `HEAD_WITHIN` passes: a flood of half-open connections from this host
 /// cannot pin the proxy's tasks for ever.
 #[tokio::test]
-async fn a_connection_that_never_finishes_its_head_is_closed() {
+async fn s3_4_a_connection_that_never_finishes_its_head_is_closed() {
     let proxy = proxy(true).await;
     let mut stream = TcpStream::connect(proxy.address())
         .await

@@ -102,7 +102,7 @@ fn refusal_text(error: &SearchError) -> String {
 }
 
 #[tokio::test]
-async fn brave_returns_its_ranking_as_plain_text_with_only_the_key_sent() {
+async fn s3_4_brave_returns_its_ranking_as_plain_text_with_only_the_key_sent() {
     let running = sim(brave_config()).await;
     running
         .sim
@@ -144,7 +144,7 @@ async fn brave_returns_its_ranking_as_plain_text_with_only_the_key_sent() {
 }
 
 #[tokio::test]
-async fn searxng_keeps_the_first_hits_of_its_page_and_sends_no_key_when_none_is_set() {
+async fn s3_4_searxng_keeps_the_first_hits_of_its_page_and_sends_no_key_when_none_is_set() {
     let running = sim(Config::default()).await;
     let mut hits = three_hits();
     hits.extend(three_hits());
@@ -170,7 +170,7 @@ async fn searxng_keeps_the_first_hits_of_its_page_and_sends_no_key_when_none_is_
 }
 
 #[tokio::test]
-async fn a_searxng_key_travels_as_a_bearer_token_and_a_missing_one_is_refused() {
+async fn s3_4_a_searxng_key_travels_as_a_bearer_token_and_a_missing_one_is_refused() {
     let running = sim(Config {
         searxng_key: Some(SEARXNG_KEY.into()),
         ..Config::default()
@@ -208,7 +208,7 @@ async fn a_searxng_key_travels_as_a_bearer_token_and_a_missing_one_is_refused() 
 }
 
 #[tokio::test]
-async fn a_key_in_a_file_is_read_by_the_worker_when_it_searches() {
+async fn s3_4_a_key_in_a_file_is_read_by_the_worker_when_it_searches() {
     let running = sim(brave_config()).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("brave.key");
@@ -236,7 +236,7 @@ async fn a_key_in_a_file_is_read_by_the_worker_when_it_searches() {
 }
 
 #[tokio::test]
-async fn no_hits_are_said_plainly_on_both_wires() {
+async fn s3_4_no_hits_are_said_plainly_on_both_wires() {
     let running = sim(brave_config()).await;
     let none = search::search(&client(), &brave(&running, BRAVE_KEY), "xyzzy plugh", 10)
         .await
@@ -265,7 +265,7 @@ async fn no_hits_are_said_plainly_on_both_wires() {
 }
 
 #[tokio::test]
-async fn brave_throttling_is_a_result_naming_the_wait_of_the_exhausted_limit() {
+async fn s3_4_brave_throttling_is_a_result_naming_the_wait_of_the_exhausted_limit() {
     let running = sim(brave_config()).await;
     running.sim.script(
         "busy",
@@ -311,7 +311,7 @@ async fn brave_throttling_is_a_result_naming_the_wait_of_the_exhausted_limit() {
 }
 
 #[tokio::test]
-async fn searxng_throttling_reads_retry_after_or_says_it_gave_none() {
+async fn s3_4_searxng_throttling_reads_retry_after_or_says_it_gave_none() {
     let running = sim(Config::default()).await;
     running.sim.script(
         "busy",
@@ -343,7 +343,7 @@ async fn searxng_throttling_reads_retry_after_or_says_it_gave_none() {
 }
 
 #[tokio::test]
-async fn a_refused_brave_key_ends_the_turn_in_brave_s_words_without_the_key() {
+async fn s3_4_a_refused_brave_key_ends_the_turn_in_brave_s_words_without_the_key() {
     let running = sim(brave_config()).await;
     let wrong = "wrong-key-4411";
     let error = search::search(&client(), &brave(&running, wrong), "q", 10)
@@ -360,7 +360,7 @@ async fn a_refused_brave_key_ends_the_turn_in_brave_s_words_without_the_key() {
 }
 
 #[tokio::test]
-async fn searxng_with_json_disabled_is_named_as_its_configuration() {
+async fn s3_4_searxng_with_json_disabled_is_named_as_its_configuration() {
     let running = sim(Config {
         searxng_json: false,
         ..Config::default()
@@ -377,7 +377,7 @@ async fn searxng_with_json_disabled_is_named_as_its_configuration() {
 }
 
 #[tokio::test]
-async fn a_query_brave_refuses_is_a_result_the_model_can_rephrase() {
+async fn s3_4_a_query_brave_refuses_is_a_result_the_model_can_rephrase() {
     let running = sim(brave_config()).await;
     let long = vec!["word"; 60].join(" ");
     let error = search::search(&client(), &brave(&running, BRAVE_KEY), &long, 10)
@@ -392,7 +392,7 @@ async fn a_query_brave_refuses_is_a_result_the_model_can_rephrase() {
 }
 
 #[tokio::test]
-async fn a_provider_that_never_answers_ends_the_turn() {
+async fn s3_4_a_provider_that_never_answers_ends_the_turn() {
     let running = sim(brave_config()).await;
     running.sim.script("slow", vec![Scripted::Hang]);
     let error = search::search(&client(), &brave(&running, BRAVE_KEY), "slow", 10)
@@ -406,7 +406,7 @@ async fn a_provider_that_never_answers_ends_the_turn() {
 }
 
 #[tokio::test]
-async fn a_provider_that_refuses_connections_ends_the_turn() {
+async fn s3_4_a_provider_that_refuses_connections_ends_the_turn() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
     drop(listener);
@@ -423,7 +423,7 @@ async fn a_provider_that_refuses_connections_ends_the_turn() {
 }
 
 #[tokio::test]
-async fn a_server_error_is_a_provider_not_answering() {
+async fn s3_4_a_server_error_is_a_provider_not_answering() {
     let running = sim(brave_config()).await;
     running
         .sim
@@ -442,7 +442,7 @@ async fn a_server_error_is_a_provider_not_answering() {
 }
 
 #[tokio::test]
-async fn a_wrong_base_url_is_named_as_one() {
+async fn s3_4_a_wrong_base_url_is_named_as_one() {
     let running = sim(Config::default()).await;
     let settings = settings(json!({
         "provider": "searxng",
@@ -459,7 +459,7 @@ async fn a_wrong_base_url_is_named_as_one() {
 }
 
 #[tokio::test]
-async fn a_malformed_answer_ends_the_turn_naming_the_provider() {
+async fn s3_4_a_malformed_answer_ends_the_turn_naming_the_provider() {
     let running = sim(brave_config()).await;
     running.sim.script(
         "html",
@@ -508,7 +508,7 @@ async fn a_malformed_answer_ends_the_turn_naming_the_provider() {
 }
 
 #[tokio::test]
-async fn a_call_goes_from_settings_and_arguments_to_its_outcome() {
+async fn s3_4_a_call_goes_from_settings_and_arguments_to_its_outcome() {
     let running = sim(brave_config()).await;
     running
         .sim

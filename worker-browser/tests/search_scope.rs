@@ -55,7 +55,7 @@ async fn simulator() -> search_sim::Running {
 }
 
 #[tokio::test]
-async fn a_provider_at_a_loopback_address_is_refused_naming_the_address() {
+async fn s3_4_a_provider_at_a_loopback_address_is_refused_naming_the_address() {
     let running = simulator().await;
     let scope = scope(false);
     let called = search::call_in_scope(
@@ -83,7 +83,7 @@ async fn a_provider_at_a_loopback_address_is_refused_naming_the_address() {
 }
 
 #[tokio::test]
-async fn a_refusal_inside_the_scoped_client_is_the_reason_not_a_failed_connection() {
+async fn s3_4_a_refusal_inside_the_scoped_client_is_the_reason_not_a_failed_connection() {
     let running = simulator().await;
     let scope = scope(false);
     // `localhost` is judged by the scoped client's resolver, not beforehand.
@@ -105,7 +105,7 @@ async fn a_refusal_inside_the_scoped_client_is_the_reason_not_a_failed_connectio
 }
 
 #[tokio::test]
-async fn the_own_network_declaration_lets_a_self_hosted_searxng_answer() {
+async fn s3_4_the_own_network_declaration_lets_a_self_hosted_searxng_answer() {
     let running = simulator().await;
     let scope = scope(true);
     let called = search::call_in_scope(

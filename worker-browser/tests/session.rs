@@ -230,7 +230,7 @@ fn page(outcome: Outcome) -> String {
 }
 
 #[tokio::test]
-async fn a_cookie_from_turn_one_is_absent_in_turn_two() {
+async fn s3_4_a_cookie_from_turn_one_is_absent_in_turn_two() {
     let site = serve().await;
     let s = sessions(2);
     go(&s, "one", format!("http://{site}/cookie/set")).await;
@@ -254,7 +254,7 @@ fn renderers(pgid: u32) -> usize {
 }
 
 #[tokio::test]
-async fn no_chromium_process_is_left_after_the_turn_ends() {
+async fn s3_4_no_chromium_process_is_left_after_the_turn_ends() {
     let site = serve().await;
     let s = sessions(2);
     go(&s, "t", format!("http://{site}/widgets")).await;
@@ -269,7 +269,7 @@ async fn no_chromium_process_is_left_after_the_turn_ends() {
 }
 
 #[tokio::test]
-async fn a_killed_browser_ends_only_its_session_and_the_next_navigate_starts_afresh() {
+async fn s3_4_a_killed_browser_ends_only_its_session_and_the_next_navigate_starts_afresh() {
     let site = serve().await;
     let s = sessions(2);
     let text = go(&s, "t", format!("http://{site}/stale")).await;
@@ -307,7 +307,7 @@ async fn a_killed_browser_ends_only_its_session_and_the_next_navigate_starts_afr
 }
 
 #[tokio::test]
-async fn a_page_of_300_controls_is_bounded_with_the_rest_after_the_page() {
+async fn s3_4_a_page_of_300_controls_is_bounded_with_the_rest_after_the_page() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/controls")).await;
@@ -323,7 +323,7 @@ async fn a_page_of_300_controls_is_bounded_with_the_rest_after_the_page() {
 }
 
 #[tokio::test]
-async fn a_hover_submenu_is_hidden_until_hovered() {
+async fn s3_4_a_hover_submenu_is_hidden_until_hovered() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/menu")).await;
@@ -364,7 +364,7 @@ async fn a_hover_submenu_is_hidden_until_hovered() {
 }
 
 #[tokio::test]
-async fn select_takes_a_label_and_refuses_an_absent_option_naming_near_ones() {
+async fn s3_4_select_takes_a_label_and_refuses_an_absent_option_naming_near_ones() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/select")).await;
@@ -422,7 +422,7 @@ async fn select_takes_a_label_and_refuses_an_absent_option_naming_near_ones() {
 }
 
 #[tokio::test]
-async fn a_ref_no_longer_on_the_page_is_refused_with_the_page_as_it_is() {
+async fn s3_4_a_ref_no_longer_on_the_page_is_refused_with_the_page_as_it_is() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/stale")).await;
@@ -452,7 +452,7 @@ async fn a_ref_no_longer_on_the_page_is_refused_with_the_page_as_it_is() {
 }
 
 #[tokio::test]
-async fn a_tab_the_page_opens_is_closed_and_reported() {
+async fn s3_4_a_tab_the_page_opens_is_closed_and_reported() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/popup")).await;
@@ -474,7 +474,7 @@ async fn a_tab_the_page_opens_is_closed_and_reported() {
 }
 
 #[tokio::test]
-async fn a_turn_past_the_live_cap_is_refused_not_queued() {
+async fn s3_4_a_turn_past_the_live_cap_is_refused_not_queued() {
     let site = serve().await;
     let s = sessions(1);
     go(&s, "first", format!("http://{site}/widgets")).await;
@@ -499,7 +499,7 @@ async fn a_turn_past_the_live_cap_is_refused_not_queued() {
 }
 
 #[tokio::test]
-async fn a_pdf_link_is_refused_naming_web_fetch() {
+async fn s3_4_a_pdf_link_is_refused_naming_web_fetch() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/pdfs")).await;
@@ -515,7 +515,7 @@ async fn a_pdf_link_is_refused_naming_web_fetch() {
 }
 
 #[tokio::test]
-async fn bad_addresses_are_refused_before_a_browser_starts() {
+async fn s3_4_bad_addresses_are_refused_before_a_browser_starts() {
     let s = sessions(1);
     let unparsed = refused(
         s.act(
@@ -558,7 +558,7 @@ async fn bad_addresses_are_refused_before_a_browser_starts() {
 }
 
 #[tokio::test]
-async fn sessions_report_their_sandbox() {
+async fn s3_4_sessions_report_their_sandbox() {
     let s = sessions(1);
     assert_eq!(s.sandboxed(), !nix::unistd::geteuid().is_root());
     // The worker's gRPC service awaits an action on any runtime thread.
@@ -575,7 +575,7 @@ async fn sessions_report_their_sandbox() {
 }
 
 #[tokio::test]
-async fn images_are_their_alt_text_alone() {
+async fn s3_4_images_are_their_alt_text_alone() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/widgets")).await;
@@ -585,7 +585,7 @@ async fn images_are_their_alt_text_alone() {
 }
 
 #[tokio::test]
-async fn a_growing_page_says_where_it_first_differs() {
+async fn s3_4_a_growing_page_says_where_it_first_differs() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/growing")).await;
@@ -609,7 +609,7 @@ async fn a_growing_page_says_where_it_first_differs() {
 }
 
 #[tokio::test]
-async fn an_action_waits_for_the_requests_its_script_started() {
+async fn s3_4_an_action_waits_for_the_requests_its_script_started() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/script")).await;
@@ -623,7 +623,7 @@ async fn an_action_waits_for_the_requests_its_script_started() {
 }
 
 #[tokio::test]
-async fn the_status_is_the_settled_documents_not_the_first_served() {
+async fn s3_4_the_status_is_the_settled_documents_not_the_first_served() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/check")).await;
@@ -637,7 +637,7 @@ async fn the_status_is_the_settled_documents_not_the_first_served() {
 }
 
 #[tokio::test]
-async fn a_load_the_proxy_refused_reports_the_proxys_refusal() {
+async fn s3_4_a_load_the_proxy_refused_reports_the_proxys_refusal() {
     // A port nothing listens on: the load fails as a refused one would.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let address = closed.local_addr().expect("address");
@@ -672,7 +672,7 @@ async fn a_load_the_proxy_refused_reports_the_proxys_refusal() {
 }
 
 #[tokio::test]
-async fn fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
+async fn s3_4_fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/form")).await;
@@ -718,7 +718,7 @@ async fn fill_types_into_a_field_as_input_and_refuses_a_checkbox() {
 }
 
 #[tokio::test]
-async fn a_file_link_or_redirect_is_refused_for_its_scheme() {
+async fn s3_4_a_file_link_or_redirect_is_refused_for_its_scheme() {
     let site = serve().await;
     let s = sessions(1);
     let text = go(&s, "t", format!("http://{site}/local")).await;
@@ -749,7 +749,7 @@ async fn a_file_link_or_redirect_is_refused_for_its_scheme() {
 }
 
 #[tokio::test]
-async fn idle_sessions_and_a_stopping_worker_leave_no_browser() {
+async fn s3_4_idle_sessions_and_a_stopping_worker_leave_no_browser() {
     let site = serve().await;
     let mut config = SessionsConfig::new(PathBuf::from("/usr/bin/chromium"), None, 2);
     config.root_without_sandbox = true;
@@ -790,7 +790,7 @@ async fn idle_sessions_and_a_stopping_worker_leave_no_browser() {
 }
 
 #[tokio::test]
-async fn a_browser_that_will_not_start_is_a_failure_that_takes_no_session() {
+async fn s3_4_a_browser_that_will_not_start_is_a_failure_that_takes_no_session() {
     let mut config = SessionsConfig::new(PathBuf::from("/nonexistent/chromium"), None, 1);
     config.root_without_sandbox = true;
     let s = Sessions::new(config);

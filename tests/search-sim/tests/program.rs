@@ -35,7 +35,7 @@ async fn start(args: &[&str]) -> Program {
 }
 
 #[tokio::test]
-async fn scripted_over_http_it_answers_in_brave_s_shape_and_records_the_request() {
+async fn s3_4_scripted_over_http_it_answers_in_brave_s_shape_and_records_the_request() {
     let program = start(&["--brave-key", "k-1"]).await;
     let http = reqwest::Client::new();
     let scripted = http
@@ -96,7 +96,7 @@ async fn scripted_over_http_it_answers_in_brave_s_shape_and_records_the_request(
 }
 
 #[tokio::test]
-async fn searxng_answers_json_until_its_config_disables_it() {
+async fn s3_4_searxng_answers_json_until_its_config_disables_it() {
     let program = start(&[]).await;
     let http = reqwest::Client::new();
     let search = || {
