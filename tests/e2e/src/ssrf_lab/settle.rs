@@ -18,10 +18,7 @@ const SETTLING: Duration = Duration::from_secs(10);
 pub(super) fn settle(lab: &Lab) -> Result<(), LabError> {
     let worker_link = lab.link_index(Ns::Worker)?;
     let sent = lab.within(Ns::Worker, || send_sentinels(lab.honeypots(), worker_link))??;
-    for (transport, from) in &sent {
-        lab.hits.add_sentinel(*transport, *from);
-    }
-    wait_for(&lab.hits, &sent)
+    wait_for(&lab.hits, sent)
 }
 
 /// A honeypot's address as the worker reaches it: a link-scoped address of
@@ -35,15 +32,21 @@ fn from_worker(honeypot: &Honeypot, worker_link: u32) -> SocketAddr {
     }
 }
 
-fn send_sentinels(
-    honeypots: &[Honeypot],
-    worker_link: u32,
-) -> Result<Vec<(Transport, SocketAddr)>, LabError> {
+/// One sentinel sent: from where, to which honeypot.
+#[derive(Debug)]
+struct Sentinel {
+    transport: Transport,
+    from: SocketAddr,
+    to: SocketAddr,
+}
+
+fn send_sentinels(honeypots: &[Honeypot], worker_link: u32) -> Result<Vec<Sentinel>, LabError> {
     let failed = |at: SocketAddr, e: std::io::Error| LabError::Unsettled {
         why: format!("the sentinel to {at} could not be sent: {e}"),
     };
     let mut sent = Vec::new();
     for honeypot in honeypots {
+        let to = honeypot.at;
         let at = from_worker(honeypot, worker_link);
         let from = match honeypot.transport {
             Transport::Tcp => TcpStream::connect_timeout(&at, SETTLING)
@@ -69,18 +72,19 @@ fn send_sentinels(
                     .map_err(|e| failed(at, e))?
             }
         };
-        sent.push((honeypot.transport, from));
+        sent.push(Sentinel {
+            transport: honeypot.transport,
+            from,
+            to,
+        });
     }
     Ok(sent)
 }
 
-fn wait_for(hits: &Hits, sent: &[(Transport, SocketAddr)]) -> Result<(), LabError> {
+fn wait_for(hits: &Hits, mut missing: Vec<Sentinel>) -> Result<(), LabError> {
     let deadline = Instant::now() + SETTLING;
     loop {
-        let missing: Vec<_> = sent
-            .iter()
-            .filter(|(transport, from)| !hits.has_arrived(*transport, *from))
-            .collect();
+        missing.retain(|s| !hits.claim_sentinel(s.transport, s.from, s.to));
         if missing.is_empty() {
             return Ok(());
         }
