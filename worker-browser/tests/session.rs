@@ -253,6 +253,72 @@ fn renderers(pgid: u32) -> usize {
         .count()
 }
 
+/// The inodes of the sockets `pid` holds open.
+fn socket_inodes(pid: i32) -> Vec<String> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.filter_map(|fd| {
+        let target = std::fs::read_link(fd.ok()?.path()).ok()?;
+        let target = target.to_str()?;
+        Some(
+            target
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .to_string(),
+        )
+    })
+    .collect()
+}
+
+/// The inodes of every listening TCP socket in this network namespace,
+/// with the port each listens on.
+fn listening_tcp() -> Vec<(String, String)> {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    // local address, state (0A is LISTEN), inode
+                    (fields.len() > 9 && fields[3] == "0A")
+                        .then(|| (fields[9].to_string(), fields[1].to_string()))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// No process of a live browser listens on any port: its DevTools is a
+/// pipe, so no local process (an agent's command among them) can find it
+/// and drive another turn's browser (§3.4 scope; §6.4).
+#[tokio::test]
+async fn s3_4_a_live_browser_listens_on_no_port() {
+    let site = serve().await;
+    let s = sessions(1);
+    go(&s, "t", format!("http://{site}/widgets")).await;
+    let pid = s.browser_pid("t").expect("a browser runs");
+    let members = group_members(pid as i32);
+    assert!(members.len() > 1, "the browser and its renderer run");
+    let command_line = std::fs::read(format!("/proc/{pid}/cmdline")).expect("cmdline");
+    let command_line = String::from_utf8_lossy(&command_line);
+    assert!(command_line.contains("--remote-debugging-pipe"));
+    assert!(!command_line.contains("--remote-debugging-port"));
+    let held: Vec<String> = members.iter().flat_map(|m| socket_inodes(*m)).collect();
+    let listening: Vec<(String, String)> = listening_tcp()
+        .into_iter()
+        .filter(|(inode, _)| held.contains(inode))
+        .collect();
+    assert!(listening.is_empty(), "the browser listens at {listening:?}");
+    // And the session still answers: its DevTools is the pipe.
+    let text = go(&s, "t", format!("http://{site}/menu")).await;
+    assert!(text.contains("Welcome to the shop."), "{text}");
+    assert!(s.end("t").await);
+}
+
 #[tokio::test]
 async fn s3_4_no_chromium_process_is_left_after_the_turn_ends() {
     let site = serve().await;

@@ -1,7 +1,8 @@
 //! One Chromium process per session: started with the flags that send all
 //! of its traffic through the egress proxy (§3.4 scope), a fresh profile,
 //! its own sandbox on unless this process is root, in a process group of its
-//! own so that ending it leaves no renderer behind.
+//! own so that ending it leaves no renderer behind. Its DevTools is a pipe,
+//! never a port (`devtools`).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use chromiumoxide::Browser;
 use chromiumoxide::handler::HandlerConfig;
+use command_fds::{CommandFdExt, FdMapping};
 use futures::StreamExt;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -18,8 +20,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::config::SessionsConfig;
+use super::devtools::{self, Bridge};
 
-/// How long Chromium may take to open its DevTools socket.
+/// How long Chromium may take to answer its first DevTools command.
 const LAUNCH_WAIT: Duration = Duration::from_secs(20);
 /// How long one CDP command may take before it counts as a hung browser.
 const COMMAND_WAIT: Duration = Duration::from_secs(15);
@@ -39,9 +42,11 @@ pub enum LaunchError {
     },
     #[error("Chromium's profile directory could not be made: {0}")]
     Profile(std::io::Error),
-    #[error("Chromium did not open its DevTools socket within {0:?}")]
+    #[error("Chromium's DevTools pipe could not be made: {0}")]
+    Pipe(std::io::Error),
+    #[error("Chromium did not answer on its DevTools pipe within {0:?}")]
     NoDevTools(Duration),
-    #[error("Chromium's DevTools socket did not answer: {0}")]
+    #[error("Chromium's DevTools did not answer: {0}")]
     Connect(chromiumoxide::error::CdpError),
 }
 
@@ -104,6 +109,7 @@ pub struct Chromium {
     pub gone: watch::Receiver<bool>,
     child: Child,
     handler: JoinHandle<()>,
+    _bridge: Bridge,
     _profile: tempfile::TempDir,
 }
 
@@ -117,6 +123,7 @@ impl Chromium {
             .prefix("collegium-chromium-")
             .tempdir()
             .map_err(LaunchError::Profile)?;
+        let (ours, theirs) = devtools::pipes().map_err(LaunchError::Pipe)?;
         let mut command = Command::new(&config.chromium);
         command
             .args(arguments(profile.path(), config, root))
@@ -125,38 +132,46 @@ impl Chromium {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
+        command
+            .fd_mappings(vec![
+                FdMapping {
+                    parent_fd: theirs.reads,
+                    child_fd: 3,
+                },
+                FdMapping {
+                    parent_fd: theirs.writes,
+                    child_fd: 4,
+                },
+            ])
+            // Two mappings to two distinct child fds cannot collide.
+            .map_err(|e| LaunchError::Pipe(std::io::Error::other(e)))?;
+        let spawned = command.spawn();
+        // The command holds Chromium's ends of the pipes; closed here, so
+        // that Chromium's exit reads as the end of its pipe.
+        drop(command);
+        let mut child = spawned.map_err(|source| LaunchError::Spawn {
             path: config.chromium.display().to_string(),
             source,
         })?;
-        // The group's id is the child's pid (process_group(0)); a child that
-        // has already exited has none, and its DevTools line never comes.
+        // The group's id is the child's pid (process_group(0)).
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         let group = Group { pid };
-        let Some(stderr) = child.stderr.take() else {
-            group.kill().await;
-            return Err(LaunchError::NoDevTools(LAUNCH_WAIT));
-        };
-        let mut lines = BufReader::new(stderr).lines();
-        let found = tokio::time::timeout(LAUNCH_WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(at) = line.find("ws://") {
-                    return Some(line[at..].trim().to_string());
-                }
-            }
-            None
-        })
-        .await;
-        let Ok(Some(address)) = found else {
-            group.kill().await;
-            return Err(LaunchError::NoDevTools(LAUNCH_WAIT));
-        };
         // Chromium keeps writing to stderr; a pipe nobody reads would stall it.
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::trace!(target: "chromium", "{line}");
+        if let Some(stderr) = child.stderr.take() {
+            let mut lines = BufReader::new(stderr).lines();
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::trace!(target: "chromium", "{line}");
+                }
+            });
+        }
+        let bridge = match Bridge::open(ours).await {
+            Ok(bridge) => bridge,
+            Err(error) => {
+                group.kill().await;
+                return Err(LaunchError::Pipe(error));
             }
-        });
+        };
         let handler_config = HandlerConfig {
             // A certificate that fails is the site's failure to report, never
             // one to click through (§3.4 certificates).
@@ -166,7 +181,7 @@ impl Chromium {
             ..HandlerConfig::default()
         };
         let (browser, mut handler) =
-            match Browser::connect_with_config(address, handler_config).await {
+            match Browser::connect_with_config(bridge.url.clone(), handler_config).await {
                 Ok(pair) => pair,
                 Err(error) => {
                     group.kill().await;
@@ -182,12 +197,24 @@ impl Chromium {
             }
             let _ = gone_tx.send(true);
         });
+        // The bridge admits chromiumoxide without Chromium: its first answer
+        // is what shows that Chromium is up.
+        let answered = tokio::time::timeout(LAUNCH_WAIT, browser.version()).await;
+        if !matches!(answered, Ok(Ok(_))) {
+            group.kill().await;
+            handler.abort();
+            return Err(match answered {
+                Ok(Err(error)) => LaunchError::Connect(error),
+                _ => LaunchError::NoDevTools(LAUNCH_WAIT),
+            });
+        }
         Ok(Self {
             browser,
             group,
             gone,
             child,
             handler,
+            _bridge: bridge,
             _profile: profile,
         })
     }
@@ -209,8 +236,8 @@ impl Chromium {
 fn arguments(profile: &Path, config: &SessionsConfig, root: bool) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless",
-        "--remote-debugging-port=0",
-        "--remote-debugging-address=127.0.0.1",
+        // DevTools on fds 3 and 4, and no port (`devtools`).
+        "--remote-debugging-pipe",
         "--no-first-run",
         "--no-default-browser-check",
         "--disable-background-networking",

@@ -7,6 +7,7 @@
 mod action;
 mod chromium;
 mod config;
+mod devtools;
 mod intercept;
 mod live;
 mod net_error;
