@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::collections::HashMap;
+
 use axum::Router;
+use axum::extract::Query;
 use axum::http::{HeaderMap, header};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
@@ -55,6 +58,19 @@ async fn serve() -> SocketAddr {
             }),
         )
         .route("/growing", get(|| async { Html(growing_page()) }))
+        .route(
+            "/webrtc",
+            get(|Query(query): Query<HashMap<String, String>>| async move {
+                let port = query.get("port").cloned().unwrap_or_default();
+                Html(format!(
+                    r#"<p id="state">gathering</p><script>
+const peer = new RTCPeerConnection({{ iceServers: [{{ urls: 'stun:127.0.0.1:{port}' }}] }});
+peer.createDataChannel('probe');
+peer.createOffer().then((offer) => peer.setLocalDescription(offer));
+</script>"#
+                ))
+            }),
+        )
         .route(
             "/later",
             get(|| async {
@@ -251,6 +267,29 @@ fn renderers(pgid: u32) -> usize {
                 .unwrap_or(false)
         })
         .count()
+}
+
+/// A page's WebRTC sends no UDP, as the proxy carries none: its STUN
+/// request to a listener on loopback never arrives (§3.4 scope). The lab
+/// runs the same row behind the proxy (`tests/e2e/tests/ssrf_page.rs`).
+#[tokio::test]
+async fn s3_4_a_page_s_webrtc_sends_no_udp() {
+    let stun = tokio::net::UdpSocket::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = stun.local_addr().expect("address").port();
+    let site = serve().await;
+    let s = sessions(1);
+    let text = go(&s, "t", format!("http://{site}/webrtc?port={port}")).await;
+    assert!(text.contains("gathering"), "{text}");
+    // STUN sends at once and retries for seconds: one datagram fails this.
+    let mut buffer = [0u8; 2048];
+    let arrived = tokio::time::timeout(Duration::from_secs(3), stun.recv_from(&mut buffer)).await;
+    assert!(
+        arrived.is_err(),
+        "a STUN datagram reached loopback: {arrived:?}"
+    );
+    assert!(s.end("t").await);
 }
 
 /// The inodes of the sockets `pid` holds open.

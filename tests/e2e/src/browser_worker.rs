@@ -177,17 +177,45 @@ impl BrowserWorker {
     }
 
     /// `web::fetch` of `url`, dispatched as the daemon dispatches it.
+    /// The agent holds `web::fetch` alone.
     pub async fn fetch(&self, url: &str) -> Fetched {
+        let held = vec!["web::fetch".to_string()];
+        self.dispatch(
+            "turn-ssrf",
+            "fetch",
+            serde_json::json!({ "url": url }),
+            held,
+        )
+        .await
+    }
+
+    /// `web::<tool>` with `arguments` in `turn`, dispatched as the daemon
+    /// dispatches it, the agent holding every tool of `web` but search.
+    pub async fn call(&self, turn: &str, tool: &str, arguments: serde_json::Value) -> Fetched {
+        let held = ["fetch", "navigate", "click", "fill", "hover", "select"]
+            .iter()
+            .map(|t| format!("web::{t}"))
+            .collect();
+        self.dispatch(turn, tool, arguments, held).await
+    }
+
+    async fn dispatch(
+        &self,
+        turn: &str,
+        tool: &str,
+        arguments: serde_json::Value,
+        held_tools: Vec<String>,
+    ) -> Fetched {
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let dispatch = Dispatch {
             call_id: format!("ssrf-{n}"),
-            turn_id: "turn-ssrf".into(),
+            turn_id: turn.into(),
             agent: "mira".into(),
-            tool: "fetch".into(),
-            arguments_json: serde_json::json!({ "url": url }).to_string().into_bytes(),
+            tool: tool.into(),
+            arguments_json: arguments.to_string().into_bytes(),
             settings_json: "{}".into(),
             channel: "research".into(),
-            held_tools: vec!["web::fetch".into()],
+            held_tools,
             decision_id: None,
             deadline: Duration::from_secs(30),
         };
@@ -199,6 +227,11 @@ impl BrowserWorker {
             Ok(outcome) => Fetched::from(outcome),
             Err(e) => Fetched::Other(format!("the store failed: {e}")),
         }
+    }
+
+    /// Ends `turn` as the daemon does once it is over: its browser goes.
+    pub async fn end_turn(&self, turn: &str) {
+        self.worker.end_turn(turn).await;
     }
 }
 

@@ -13,7 +13,7 @@ use url::Position;
 
 use super::body::ProxyBody;
 use super::dial::dial;
-use super::headers::strip_hop_by_hop;
+use super::headers::{strip_hop_by_hop, strip_upstream};
 use super::refuse::plain;
 use super::server::Shared;
 
@@ -98,7 +98,7 @@ pub async fn forward(shared: Arc<Shared>, mut request: Request<Incoming>) -> Res
     tracing::info!(method = %request.method(), %url, %address, "egress request");
     match sender.send_request(request).await {
         Ok(mut response) => {
-            strip_hop_by_hop(response.headers_mut());
+            strip_upstream(response.headers_mut());
             response.map(|body| body.boxed())
         }
         Err(_) => closed_early(&url),

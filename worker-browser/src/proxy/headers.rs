@@ -36,3 +36,31 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
         headers.remove(name);
     }
 }
+
+/// A site's answer as the proxy passes it on: hop-by-hop headers gone, and
+/// any refusal header a site sent of its own, which only the proxy's own
+/// refusals may carry (the browser reports a response with it as the
+/// proxy's refusal).
+pub fn strip_upstream(headers: &mut HeaderMap) {
+    strip_hop_by_hop(headers);
+    headers.remove(super::REFUSAL_HEADER);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn s3_4_a_site_cannot_pass_its_answer_off_as_the_proxys_refusal() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            super::super::REFUSAL_HEADER,
+            HeaderValue::from_static("127.0.0.1 is a loopback address"),
+        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+        strip_upstream(&mut headers);
+        assert!(headers.get(super::super::REFUSAL_HEADER).is_none());
+        assert!(headers.get(header::CONTENT_TYPE).is_some());
+    }
+}

@@ -123,6 +123,7 @@ impl Chromium {
             .prefix("collegium-chromium-")
             .tempdir()
             .map_err(LaunchError::Profile)?;
+        no_udp_preferences(profile.path()).map_err(LaunchError::Profile)?;
         let (ours, theirs) = devtools::pipes().map_err(LaunchError::Pipe)?;
         let mut command = Command::new(&config.chromium);
         command
@@ -233,6 +234,22 @@ impl Chromium {
     }
 }
 
+/// The profile's WebRTC preferences: no UDP but what a proxy carries, and
+/// so none (§3.4 scope). Written before Chromium first reads its profile;
+/// the turn's incognito context inherits them.
+fn no_udp_preferences(profile: &Path) -> std::io::Result<()> {
+    let default = profile.join("Default");
+    std::fs::create_dir_all(&default)?;
+    let preferences = serde_json::json!({
+        "webrtc": {
+            "ip_handling_policy": "disable_non_proxied_udp",
+            "multiple_routes_enabled": false,
+            "nonproxied_udp_enabled": false,
+        }
+    });
+    std::fs::write(default.join("Preferences"), preferences.to_string())
+}
+
 fn arguments(profile: &Path, config: &SessionsConfig, root: bool) -> Vec<String> {
     let mut args: Vec<String> = [
         "--headless",
@@ -251,7 +268,11 @@ fn arguments(profile: &Path, config: &SessionsConfig, root: bool) -> Vec<String>
         "--disable-quic",
         // No UDP that does not go through the proxy (which carries none):
         // WebRTC cannot reach an address the policy would refuse (§3.4).
-        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        // The switch's older name, --force-webrtc-ip-handling-policy, is
+        // ignored by Chromium 156, whose STUN then reached a honeypot in the
+        // SSRF lab; the profile's preference (`no_udp_preferences`) holds
+        // the same policy should this name go too.
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         "--disable-dev-shm-usage",
         "--mute-audio",
         "--hide-scrollbars",

@@ -17,6 +17,8 @@ use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
+use crate::proxy::REFUSAL_HEADER;
+
 /// How long a paused request may wait for its answer before it is failed.
 const PAUSE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -29,6 +31,10 @@ pub struct Seen {
     pub scheme_refused: Option<String>,
     /// A main-frame response that is not HTML: its address and type.
     pub not_html: Option<(String, String)>,
+    /// A main-frame request the egress proxy refused, known by the header
+    /// only the proxy's own refusals carry (it strips the header from every
+    /// site's answer): its address.
+    pub proxy_refused: Option<String>,
 }
 
 #[derive(Clone)]
@@ -127,6 +133,19 @@ fn judge(event: &EventRequestPaused, main: &FrameId, seen: &Mutex<Seen>) -> Verd
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
+    // The proxy answers an http request itself; an https one goes through
+    // a tunnel where only the site answers, so there the header is the
+    // site's and means nothing.
+    let from_proxy = scheme == "http"
+        && event
+            .response_headers
+            .iter()
+            .flatten()
+            .any(|h| h.name.eq_ignore_ascii_case(REFUSAL_HEADER));
+    if from_proxy {
+        lock(seen).proxy_refused = Some(url.clone());
+        return Verdict::Fail(ErrorReason::BlockedByResponse);
+    }
     let status = event.response_status_code.unwrap_or_default();
     let redirect = (300..400).contains(&status);
     // No type at all is sniffed by the browser as HTML would be.

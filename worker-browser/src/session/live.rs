@@ -476,6 +476,16 @@ impl Live {
             let scheme = url.split(':').next().unwrap_or_default().to_string();
             return Ok(refused(Refusal::Scheme { url, scheme }));
         }
+        // The proxy's refusal of a document (a script's or a meta
+        // refresh's hop included) is the refusal naming the address, never
+        // the text it came as (§3.4 scope).
+        if let Some(url) = seen.proxy_refused {
+            let text = Url::parse(&url)
+                .ok()
+                .and_then(|parsed| (config.refusal_for)(&parsed))
+                .unwrap_or_else(|| format!("the egress proxy refused {url}"));
+            return Ok(refused(Refusal::Blocked(text)));
+        }
         if let Some((url, kind)) = seen.not_html {
             let kind = match kind.as_str() {
                 "application/pdf" => "a PDF".to_string(),
@@ -487,13 +497,6 @@ impl Live {
                 kind,
                 fetch: naming(holds, "web::fetch", "web::fetch reads it."),
             }));
-        }
-        for url in seen.requests.iter().rev() {
-            if let Ok(parsed) = Url::parse(url)
-                && let Some(text) = (config.refusal_for)(&parsed)
-            {
-                return Ok(refused(Refusal::Blocked(text)));
-            }
         }
         let taken = snapshot::take(&self.page)
             .await
