@@ -265,6 +265,13 @@ fn arguments(profile: &Path, config: &SessionsConfig, root: bool) -> Vec<String>
         "--disable-breakpad",
         "--disable-domain-reliability",
         "--metrics-recording-only",
+        // Chromium's own calls home (network time, optimization hints,
+        // casting, translation, phishing models) would go through the proxy
+        // as the deployment's traffic; none is the agent's.
+        "--disable-features=OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,NetworkTimeServiceQuerying,MediaRouter,Translate",
+        "--disable-client-side-phishing-detection",
+        "--disable-component-extensions-with-background-pages",
+        "--no-pings",
         "--disable-quic",
         // No UDP that does not go through the proxy (which carries none):
         // WebRTC cannot reach an address the policy would refuse (§3.4).
