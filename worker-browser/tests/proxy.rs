@@ -452,3 +452,37 @@ async fn s3_4_a_connection_that_never_finishes_its_head_is_closed() {
         }
     }
 }
+
+/// Only the worker's own user may use its proxy: an agent's command, as
+/// another user, is closed unanswered and its target never reached, even
+/// for an address the scope lets through (§6.4; §3.4).
+#[tokio::test]
+async fn s6_4_a_client_of_another_user_is_closed_unanswered() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let upstream = Upstream::start().await;
+    let proxy = proxy(true).await;
+    let request = get(&format!("http://{}/", upstream.address));
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{}; printf '%s' \"$REQUEST\" >&3; cat <&3",
+        proxy.address().port()
+    );
+    let output = tokio::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("REQUEST", &request)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .await
+        .expect("run a client as nobody");
+    assert!(
+        output.stdout.is_empty(),
+        "the proxy answered another user: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(upstream.connections(), 0);
+    // The worker's own user is served as before.
+    let answer = exchange(&proxy, &request).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

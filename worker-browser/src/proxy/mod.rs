@@ -14,6 +14,7 @@ mod dial;
 mod forward;
 mod headers;
 mod log;
+mod peer;
 mod refuse;
 mod server;
 

@@ -141,8 +141,10 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    tokio::spawn(serve(stream, shared.clone()));
+                Ok((stream, from)) => {
+                    if admitted(&stream, from) {
+                        tokio::spawn(serve(stream, shared.clone()));
+                    }
                 }
                 Err(e) => {
                     // Descriptor exhaustion passes; keep accepting.
@@ -153,6 +155,28 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
             () = shared.stopped() => return,
         }
     }
+}
+
+/// Whether the client at `from` is this worker's own user (`peer`): any
+/// other is closed at once, unanswered, and logged.
+fn admitted(stream: &TcpStream, from: SocketAddr) -> bool {
+    let own = nix::unistd::geteuid().as_raw();
+    let owner = stream
+        .local_addr()
+        .ok()
+        .and_then(|server| super::peer::owner(from, server));
+    if owner == Some(own) {
+        return true;
+    }
+    match owner {
+        Some(uid) => {
+            tracing::warn!(%from, uid, "egress proxy closed a connection from another user than its own")
+        }
+        None => {
+            tracing::warn!(%from, "egress proxy closed a connection whose owner the kernel does not list")
+        }
+    }
+    false
 }
 
 /// How long a request's head may take to arrive once its connection is
