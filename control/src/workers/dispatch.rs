@@ -64,6 +64,8 @@ pub struct Worker {
     /// What its agents' users must not reach, for a worker that runs
     /// commands as them (§6.4).
     reach: Option<ReachExpectation>,
+    /// The address policy the browser worker was held to at boot (§3.4).
+    web_scope: Option<collegium_proto::toolset::v1::WebScope>,
 }
 
 /// One call to send.
@@ -163,6 +165,7 @@ impl Worker {
             declaration: declaration.clone(),
             sandbox: spec.sandbox.clone(),
             reach: None,
+            web_scope: None,
         };
         Ok((worker, declaration))
     }
@@ -181,6 +184,14 @@ impl Worker {
         Ok(self)
     }
 
+    /// Holds the address policy the worker reported at this handshake, which
+    /// the caller has checked against the configuration, at every later
+    /// handshake (§3.4).
+    pub fn hold_web_scope(mut self) -> Self {
+        self.web_scope = Some(self.described.web_scope.clone().unwrap_or_default());
+        self
+    }
+
     /// Hands the boot's key to a worker that restarted under this daemon and
     /// holds it to what it was held to at boot: a restarted worker that no
     /// longer matches serves nothing.
@@ -189,6 +200,12 @@ impl Worker {
         let mut gaps = compare(&self.declaration, &self.sandbox, &described);
         if let Some(expected) = &self.reach {
             gaps.extend(reach::gaps(expected, &described));
+        }
+        if let Some(held) = &self.web_scope {
+            gaps.extend(super::handshake::web_scope_changes(
+                held,
+                described.web_scope.as_ref(),
+            ));
         }
         if gaps.is_empty() {
             tracing::info!(worker = %self.namespace, "a restarted worker was handshaken again");

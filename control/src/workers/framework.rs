@@ -203,7 +203,7 @@ async fn connect_browser(
         closed_hosts = %scope.closed_hosts.join(", "),
         "framework worker ready"
     );
-    Ok(Some(worker))
+    Ok(Some(worker.hold_web_scope()))
 }
 
 /// The PDF reader, where some agent holds `web::fetch` (§3.4): a fetched

@@ -324,3 +324,84 @@ fn compare_tool(
         }
     }
 }
+
+/// Where a restarted browser worker's address policy differs from the one
+/// it was held to at boot (§3.4): a worker restarted with another policy
+/// than the configuration's serves nothing, as one that boots with it.
+pub fn web_scope_changes(held: &wire::WebScope, reported: Option<&wire::WebScope>) -> Vec<Gap> {
+    let Some(reported) = reported else {
+        return vec![Gap {
+            field: "web_scope".into(),
+            problem: "the restarted worker reports no address policy; at boot it did".into(),
+        }];
+    };
+    let mut gaps = Vec::new();
+    let mut differs = |field: &str, now: String, then: String| {
+        if now != then {
+            gaps.push(Gap {
+                field: format!("web_scope.{field}"),
+                problem: format!("the restarted worker reports {now}; at boot it was {then}"),
+            });
+        }
+    };
+    differs(
+        "own_network_browsable",
+        reported.own_network_browsable.to_string(),
+        held.own_network_browsable.to_string(),
+    );
+    differs(
+        "live_sessions",
+        reported.live_sessions.to_string(),
+        held.live_sessions.to_string(),
+    );
+    differs(
+        "browser_sandbox",
+        reported.browser_sandbox.to_string(),
+        held.browser_sandbox.to_string(),
+    );
+    let hosts = |scope: &wire::WebScope| {
+        let set: BTreeSet<&str> = scope.closed_hosts.iter().map(String::as_str).collect();
+        format!("[{}]", set.into_iter().collect::<Vec<_>>().join(", "))
+    };
+    differs("closed_hosts", hosts(reported), hosts(held));
+    gaps
+}
+
+#[cfg(test)]
+mod web_scope_tests {
+    use super::*;
+
+    fn scope(own: bool, hosts: &[&str]) -> wire::WebScope {
+        wire::WebScope {
+            own_network_browsable: own,
+            closed_hosts: hosts.iter().map(|h| (*h).to_string()).collect(),
+            live_sessions: 4,
+            browser_sandbox: true,
+        }
+    }
+
+    #[test]
+    fn s3_4_a_restarted_worker_with_the_boot_policy_matches() {
+        let held = scope(false, &["intranet.test", "corp.test"]);
+        let same = scope(false, &["corp.test", "intranet.test"]);
+        assert!(web_scope_changes(&held, Some(&same)).is_empty());
+    }
+
+    #[test]
+    fn s3_4_a_restarted_worker_with_another_policy_is_refused_naming_each_field() {
+        let held = scope(false, &["intranet.test"]);
+        let opened = scope(true, &[]);
+        let gaps: Vec<String> = web_scope_changes(&held, Some(&opened))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            gaps,
+            vec![
+                "web_scope.own_network_browsable: the restarted worker reports true; at boot it was false",
+                "web_scope.closed_hosts: the restarted worker reports []; at boot it was [intranet.test]",
+            ]
+        );
+        assert_eq!(web_scope_changes(&held, None).len(), 1);
+    }
+}

@@ -96,42 +96,7 @@ impl BrowserWorker {
         }
         let socket_dir = worker_dir(&runtime, &account, 0o750)?;
         worker_dir(&audit, &account, 0o700)?;
-        let stderr_path = dirs.path().join("worker.stderr");
-        let stderr = File::create(&stderr_path).map_err(|e| format!("stderr file: {e}"))?;
-        let mut command = lab.command_in_worker("setpriv");
-        command
-            .arg(format!("--reuid={}", account.uid))
-            .arg(format!("--regid={}", account.gid))
-            .args(["--clear-groups", "--"])
-            .arg(binary("collegium-worker-browser"))
-            .arg("serve")
-            .arg("--runtime-dir")
-            .arg(&runtime)
-            .arg("--audit-dir")
-            .arg(&audit)
-            .args(["--allow-uid", "0", "--closed-host", CLOSED_HOST])
-            .env("RUST_LOG", "warn");
-        if policy.own_network_browsable {
-            command.arg("--own-network-browsable");
-        }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("spawn the browser worker: {e}"))?;
-        let stdout = child.stdout.take().ok_or("the worker's stdout")?;
-        let mut stdout = BufReader::new(stdout);
-        let mut first = String::new();
-        let _ = stdout.read_line(&mut first);
-        let process = Process {
-            child,
-            _stdout: stdout,
-        };
-        if first.trim() != "ready" {
-            drop(process);
-            let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-            return Err(format!("the browser worker did not start: {said}"));
-        }
+        let process = spawn(lab, policy, dirs.path(), &account)?;
         let store = StoreHandle::spawn(
             Store::open(&dirs.path().join("collegium.db")).map_err(|e| format!("store: {e}"))?,
         )
@@ -153,9 +118,12 @@ impl BrowserWorker {
                 command_bounds: &[],
             },
         };
+        // Held to the policy it reported, at every later handshake, as the
+        // daemon holds it once the policy matched the configuration.
         let worker = Worker::connect(&spec, &signer)
             .await
-            .map_err(|e| format!("connect to the browser worker: {e}"))?;
+            .map_err(|e| format!("connect to the browser worker: {e}"))?
+            .hold_web_scope();
         Ok(Self {
             process,
             dirs,
@@ -164,6 +132,16 @@ impl BrowserWorker {
             worker,
             calls: AtomicU32::new(0),
         })
+    }
+
+    /// Stops the worker and starts it again under `policy` on the same
+    /// socket, as an operator's restart would, while this client, as the
+    /// daemon, stays connected.
+    pub fn restart(&mut self, lab: &Lab, policy: Policy) -> Result<(), String> {
+        let account = user()?;
+        self.process.stop();
+        self.process = spawn(lab, policy, self.dirs.path(), &account)?;
+        Ok(())
     }
 
     /// The worker's pid, for [`Lab::attempt`].
@@ -235,6 +213,54 @@ impl BrowserWorker {
     }
 }
 
+/// Starts the worker binary inside `lab`'s worker namespace as `account`,
+/// under `policy`, its directories beneath `dir`; its stderr goes to
+/// `dir/worker.stderr`, which the error quotes if it does not start.
+fn spawn(lab: &Lab, policy: Policy, dir: &Path, account: &User) -> Result<Process, String> {
+    let stderr_path = dir.join("worker.stderr");
+    let stderr = File::options()
+        .create(true)
+        .append(true)
+        .open(&stderr_path)
+        .map_err(|e| format!("stderr file: {e}"))?;
+    let mut command = lab.command_in_worker("setpriv");
+    command
+        .arg(format!("--reuid={}", account.uid))
+        .arg(format!("--regid={}", account.gid))
+        .args(["--clear-groups", "--"])
+        .arg(binary("collegium-worker-browser"))
+        .arg("serve")
+        .arg("--runtime-dir")
+        .arg(dir.join("run"))
+        .arg("--audit-dir")
+        .arg(dir.join("log"))
+        .args(["--allow-uid", "0", "--closed-host", CLOSED_HOST])
+        .env("RUST_LOG", "warn");
+    if policy.own_network_browsable {
+        command.arg("--own-network-browsable");
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("spawn the browser worker: {e}"))?;
+    let stdout = child.stdout.take().ok_or("the worker's stdout")?;
+    let mut stdout = BufReader::new(stdout);
+    let mut first = String::new();
+    let _ = stdout.read_line(&mut first);
+    let process = Process {
+        child,
+        _stdout: stdout,
+        stopped: false,
+    };
+    if first.trim() != "ready" {
+        drop(process);
+        let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        return Err(format!("the browser worker did not start: {said}"));
+    }
+    Ok(process)
+}
+
 /// How a fetch ended, as the matrix judges it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetched {
@@ -265,14 +291,26 @@ struct Process {
     child: Child,
     /// Held so the worker's stdout stays open while it serves.
     _stdout: BufReader<ChildStdout>,
+    /// Once stopped and reaped, its pid may be another process's.
+    stopped: bool,
 }
 
-impl Drop for Process {
-    fn drop(&mut self) {
+impl Process {
+    fn stop(&mut self) {
+        if self.stopped {
+            return;
+        }
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(0)),
             nix::sys::signal::Signal::SIGTERM,
         );
         let _ = self.child.wait();
+        self.stopped = true;
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

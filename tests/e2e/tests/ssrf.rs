@@ -669,3 +669,38 @@ fn s3_4_the_egress_proxy_refuses_connect_and_absolute_form_requests_out_of_scope
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(rebound.requests().len(), 1, "{:?}", rebound.requests());
 }
+
+/// A browser worker restarted under the daemon with its own network opened
+/// (an operator's slip, or someone wanting the intranet) is handshaken again
+/// and held to the policy of the boot: it serves nothing, naming what
+/// changed, and the loopback page it would now open is never reached (§3.4;
+/// ARCHITECTURE §4).
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_4_a_worker_restarted_with_another_policy_serves_nothing() {
+    let (lab, mut worker) = lab_and_worker(UNDECLARED).await;
+    let (loopback, _private) = own_network_pages(&lab);
+    public(&lab);
+    read(&lab, &worker, "http://public.test/", "the public page").await;
+    worker
+        .restart(&lab, DECLARED)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fetched = worker.fetch("http://127.0.0.1:8081/").await;
+    match &fetched {
+        Fetched::Other(text)
+            if text.contains("NotSent")
+                && text.contains(
+                    "web_scope.own_network_browsable: the restarted worker reports true; at boot it was false",
+                ) => {}
+        other => panic!("the restarted worker served: {other:?}"),
+    }
+    assert!(
+        loopback.connections().is_empty(),
+        "{:?}",
+        loopback.connections()
+    );
+    // Restarted again as it booted, it serves once more.
+    worker
+        .restart(&lab, UNDECLARED)
+        .unwrap_or_else(|e| panic!("{e}"));
+    read(&lab, &worker, "http://public.test/", "the public page").await;
+}
