@@ -69,6 +69,27 @@ impl Authority {
     }
 }
 
+/// An Authority Information Access extension naming where the issuer's certificate is
+/// published (`caIssuers`, RFC 5280 §4.2.2.1), as a public CA's leaf carries one.
+fn names_its_issuer(params: &mut CertificateParams) {
+    let uri = b"http://ca.test/intermediate.der";
+    let method = [0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x02];
+    let mut description = method.to_vec();
+    description.push(0x86);
+    description.push(u8::try_from(uri.len()).expect("a short URI"));
+    description.extend_from_slice(uri);
+    let mut access = vec![0x30, u8::try_from(description.len()).expect("short")];
+    access.extend(description);
+    let mut syntax = vec![0x30, u8::try_from(access.len()).expect("short")];
+    syntax.extend(access);
+    params
+        .custom_extensions
+        .push(rcgen::CustomExtension::from_oid_content(
+            &[1, 3, 6, 1, 5, 5, 7, 1, 1],
+            syntax,
+        ));
+}
+
 /// Serves one TLS handshake with `chain` on loopback, connects to it as `SITE` trusting
 /// `trusted`, and returns what the verifier recorded.
 fn connect(
@@ -138,10 +159,27 @@ fn s3_4_a_whole_chain_from_a_trusted_root_records_nothing() {
 #[test]
 fn s3_4_a_leaf_sent_without_its_intermediate_is_the_sites_missing_chain() {
     let ca = Authority::new("Test");
-    let (leaf, key) = ca.leaf(&[SITE], |_| {});
+    let (leaf, key) = ca.leaf(&[SITE], names_its_issuer);
     assert_eq!(
         connect(vec![leaf], &key, &ca),
         Some(CertificateProblem::MissingIntermediates)
+    );
+}
+
+/// A private root that issues to sites directly publishes no intermediate: its leaf, alone
+/// and untrusted, is as likely this deployment's missing trust as the site's fault.
+#[test]
+fn s3_4_a_leaf_a_private_root_issued_directly_is_the_site_or_the_trust_store() {
+    let ca = Authority::new("Test");
+    let private = Authority::new("Private");
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(vec![SITE.to_owned()])
+        .expect("leaf params")
+        .signed_by(&key, &private.root)
+        .expect("leaf");
+    assert_eq!(
+        connect(vec![leaf.der().clone()], &key, &ca),
+        Some(CertificateProblem::UntrustedIssuer)
     );
 }
 

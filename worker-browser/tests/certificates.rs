@@ -60,10 +60,9 @@ impl Authority {
         ) -> Vec<CertificateDer<'static>>,
     ) -> Site {
         let key = KeyPair::generate().expect("key");
-        let leaf = CertificateParams::new(vec!["localhost".to_string()])
-            .expect("params")
-            .signed_by(&key, &self.intermediate)
-            .expect("leaf");
+        let mut params = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
+        names_its_issuer(&mut params);
+        let leaf = params.signed_by(&key, &self.intermediate).expect("leaf");
         let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::aws_lc_rs::default_provider(),
         ))
@@ -84,6 +83,27 @@ impl Authority {
         );
         site
     }
+}
+
+/// An Authority Information Access extension naming where the issuer's certificate is
+/// published (`caIssuers`, RFC 5280 §4.2.2.1), as a public CA's leaf carries one.
+fn names_its_issuer(params: &mut CertificateParams) {
+    let uri = b"http://ca.test/intermediate.der";
+    let method = [0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x02];
+    let mut description = method.to_vec();
+    description.push(0x86);
+    description.push(u8::try_from(uri.len()).expect("a short URI"));
+    description.extend_from_slice(uri);
+    let mut access = vec![0x30, u8::try_from(description.len()).expect("short")];
+    access.extend(description);
+    let mut syntax = vec![0x30, u8::try_from(access.len()).expect("short")];
+    syntax.extend(access);
+    params
+        .custom_extensions
+        .push(rcgen::CustomExtension::from_oid_content(
+            &[1, 3, 6, 1, 5, 5, 7, 1, 1],
+            syntax,
+        ));
 }
 
 async fn fetch_text(trust: &Trust, site: &Site) -> (&'static str, String) {

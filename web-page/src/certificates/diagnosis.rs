@@ -152,10 +152,12 @@ pub fn diagnose(
         CertificateError::UnknownIssuer => {
             if self_signed(end_entity, now, algorithms) {
                 P::SelfSigned
-            } else if intermediates.is_empty() {
-                // A site's certificate comes from an intermediate (CA/Browser Forum Baseline
-                // Requirements: roots do not issue to sites), so a leaf sent alone that no
-                // root here signed is one sent without its chain.
+            } else if intermediates.is_empty() && names_its_issuers_address(end_entity) {
+                // A public site's certificate comes from an intermediate (CA/Browser Forum
+                // Baseline Requirements: roots do not issue to sites) and says where its
+                // issuer's certificate is published; a leaf that says so, sent alone, is one
+                // sent without its chain. A leaf that does not is as likely issued straight
+                // from a private root this deployment does not trust.
                 P::MissingIntermediates
             } else {
                 P::UntrustedIssuer
@@ -180,6 +182,27 @@ pub fn diagnose(
         _ => P::Other(O::Unrecognised),
     };
     Some(problem)
+}
+
+/// Whether the certificate names where its issuer's certificate is published (an Authority
+/// Information Access `caIssuers` entry, RFC 5280 §4.2.2.1), as a public CA's leaf does.
+fn names_its_issuers_address(end_entity: &CertificateDer<'_>) -> bool {
+    use x509_parser::extensions::ParsedExtension;
+    use x509_parser::oid_registry::OID_PKIX_ACCESS_DESCRIPTOR_CA_ISSUERS;
+    use x509_parser::prelude::FromDer;
+    let Ok((_, certificate)) = x509_parser::certificate::X509Certificate::from_der(end_entity)
+    else {
+        return false;
+    };
+    certificate.extensions().iter().any(|extension| {
+        matches!(
+            extension.parsed_extension(),
+            ParsedExtension::AuthorityInfoAccess(access)
+                if access
+                    .iter()
+                    .any(|d| d.access_method == OID_PKIX_ACCESS_DESCRIPTOR_CA_ISSUERS)
+        )
+    })
 }
 
 /// Whether the certificate is signed by its own key: trusted as its own root, it verifies.
