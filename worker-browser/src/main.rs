@@ -157,6 +157,16 @@ async fn serve_until_stopped(
     let trust = collegium_worker_browser::fetch::Trust {
         extra_authorities: args.trust,
     };
+    // Where Chromium's certificate error cannot say whose fault it is, the
+    // fetch route's verifier looks at the same site (§3.4 certificates).
+    let checker = Arc::new(collegium_worker_browser::fetch::Fetcher::new(
+        scope.clone(),
+        &trust,
+    )?);
+    sessions.check_certificate = Arc::new(move |url| {
+        let checker = checker.clone();
+        Box::pin(async move { checker.certificate_problem(&url).await })
+    });
     let sessions = Sessions::new(sessions);
     let worker = BrowserWorker::new(
         scope,

@@ -173,3 +173,72 @@ async fn s3_4_an_issuer_nothing_here_trusts_may_be_the_site_or_the_trust_store()
     assert!(text.contains("trust store"), "{text}");
     assert!(!text.contains("The fault is the site's"), "{text}");
 }
+
+/// The browser route, real Chromium against the same TLS sites, with the
+/// fetch route's verifier asked where Chromium's error cannot say whose
+/// fault it is, as the worker wires it. As root (as tests run) Chromium
+/// runs without its sandbox.
+async fn navigate_text(site: &Site) -> String {
+    use collegium_worker_browser::session::{Action, Outcome, Sessions, SessionsConfig};
+    let scope = Scope::new(
+        ScopeSettings {
+            own_network_browsable: true,
+            closed_hosts: Vec::new(),
+        },
+        own_addresses().expect("own addresses"),
+    )
+    .expect("scope");
+    let checker = Arc::new(Fetcher::new(Arc::new(scope), &Trust::default()).expect("fetcher"));
+    let mut config = SessionsConfig::new(std::path::PathBuf::from("/usr/bin/chromium"), None, 1);
+    config.root_without_sandbox = true;
+    config.check_certificate = Arc::new(move |url| {
+        let checker = checker.clone();
+        Box::pin(async move { checker.certificate_problem(&url).await })
+    });
+    let sessions = Sessions::new(config);
+    let url = format!("https://localhost:{}/", site.address.port());
+    let all = |_: &str| true;
+    let outcome = sessions.act("t", Action::Navigate { url }, &all).await;
+    sessions.end("t").await;
+    match outcome {
+        Outcome::Refused(text) => text,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn s3_4_the_browser_blames_a_self_signed_site() {
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])
+        .expect("params")
+        .self_signed(&key)
+        .expect("self-signed");
+    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("protocols")
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![leaf.der().clone()],
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+    )
+    .expect("server config");
+    let site = Site::start_tls(tls).await;
+    let text = navigate_text(&site).await;
+    assert!(text.contains("it is self-signed"), "{text}");
+    assert!(text.contains("The fault is the site's"), "{text}");
+    assert!(!text.contains("ERR_"), "never the runtime's words: {text}");
+}
+
+#[tokio::test]
+async fn s3_4_the_browser_names_the_trust_store_for_an_issuer_nothing_here_trusts() {
+    let authority = Authority::new();
+    let site = authority
+        .site(|leaf, intermediate| vec![leaf, intermediate])
+        .await;
+    let text = navigate_text(&site).await;
+    assert!(text.contains("trust store"), "{text}");
+    assert!(!text.contains("The fault is the site's"), "{text}");
+    assert!(!text.contains("ERR_"), "never the runtime's words: {text}");
+}

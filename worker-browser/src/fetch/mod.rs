@@ -18,11 +18,15 @@ use exchange::{Exchanged, Failed};
 
 use crate::call::WebCall;
 use crate::result;
+use collegium_web_page::CertificateProblem;
 
 /// The largest body a fetch reads. A PDF past it is not read at all, since
 /// a PDF cut short does not parse (§3.4); a page past it is refused whole
 /// rather than read in part (nothing is silently cut).
 pub const BODY_CAP: usize = 32 * 1024 * 1024;
+
+/// How long the browser route's certificate check may take.
+const CERTIFICATE_CHECK_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub struct Fetcher {
     scope: Arc<Scope>,
@@ -48,6 +52,25 @@ impl Fetcher {
     /// requests too (§3.4: the search goes through the same policy).
     pub fn http(&self) -> &reqwest::Client {
         self.client.http()
+    }
+
+    /// What this route's verifier finds wrong with `url`'s certificate,
+    /// asked by the browser route where Chromium's error does not say
+    /// (§3.4 certificates). A HEAD request held to the scope like any
+    /// fetch; `None` where the address is refused, the certificate verifies
+    /// here, or the site cannot be reached.
+    pub async fn certificate_problem(&self, url: &url::Url) -> Option<CertificateProblem> {
+        let host = url.host_str()?.trim_matches(['[', ']']).to_string();
+        let target = self.scope.judge_url(url.as_str()).ok()?;
+        let sent = tokio::time::timeout(
+            CERTIFICATE_CHECK_WITHIN,
+            self.client.http().head(target.url.clone()).send(),
+        )
+        .await;
+        match sent {
+            Ok(Ok(_)) => None,
+            _ => self.client.certificate_problem(&host),
+        }
     }
 
     pub async fn fetch(&self, call: &WebCall) -> ToolResult {

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use collegium_web_page::CertificateProblem;
+use futures::future::BoxFuture;
 use url::Url;
 
 /// Asked for a main-frame load that did not arrive: the egress proxy's
@@ -12,6 +14,14 @@ use url::Url;
 /// the policy stops is the refusal naming the address, not a page that failed
 /// to load).
 pub type RefusalFor = Arc<dyn Fn(&Url) -> Option<String> + Send + Sync>;
+
+/// Asked where Chromium found a certificate's issuer untrusted: what the
+/// fetch route's verifier finds wrong with the same site's certificate.
+/// Chromium gives one error for a self-signed certificate, a chain sent
+/// without its intermediates and an issuer nothing here trusts, and the
+/// site is blamed only where the error establishes it (§3.4 certificates).
+pub type CertificateCheck =
+    Arc<dyn Fn(Url) -> BoxFuture<'static, Option<CertificateProblem>> + Send + Sync>;
 
 #[derive(Clone)]
 pub struct SessionsConfig {
@@ -28,6 +38,7 @@ pub struct SessionsConfig {
     /// The bound on waiting for a page to redraw from what an action started.
     pub settle_wait: Duration,
     pub refusal_for: RefusalFor,
+    pub check_certificate: CertificateCheck,
     /// Run Chromium without its own sandbox when this process is root.
     /// Chromium refuses to start as root with its sandbox on; the worker
     /// never runs as root, so only tests, which run as root, set this.
@@ -44,6 +55,7 @@ impl SessionsConfig {
             idle_timeout: Duration::from_secs(15 * 60),
             settle_wait: Duration::from_secs(5),
             refusal_for: Arc::new(|_| None),
+            check_certificate: Arc::new(|_| Box::pin(async { None })),
             root_without_sandbox: false,
         }
     }

@@ -10,6 +10,8 @@ use chromiumoxide::cdp::browser_protocol::page::{FrameId, NavigateParams};
 use chromiumoxide::cdp::browser_protocol::target::{
     CloseTargetParams, CreateBrowserContextParams, CreateTargetParams, GetTargetsParams,
 };
+use collegium_web_page::certificates::from_chromium_net_error;
+use collegium_web_page::{CertificateProblem, Route};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -521,6 +523,11 @@ impl Live {
             {
                 return Ok(refused(Refusal::Blocked(text)));
             }
+            if let Some(problem) = from_chromium_net_error(&reason) {
+                return Ok(refused(Refusal::Certificate(
+                    certificate_text(problem, &url, holds, config).await,
+                )));
+            }
             return Ok(refused(Refusal::DidNotLoad {
                 url,
                 reason: net_error::words(&reason),
@@ -605,4 +612,29 @@ fn near(options: &[OptionEntry], ask: &str) -> String {
             containing.join(", ")
         )
     }
+}
+
+/// A certificate Chromium refused, told as the fetch route tells it: where
+/// Chromium's error cannot say whose fault it is, the fetch route's verifier
+/// is asked about the same site (§3.4 certificates).
+async fn certificate_text(
+    problem: CertificateProblem,
+    url: &str,
+    holds: Holds<'_>,
+    config: &SessionsConfig,
+) -> String {
+    let parsed = Url::parse(url).ok();
+    let problem = match (&problem, &parsed) {
+        (CertificateProblem::UntrustedIssuer, Some(parsed)) => {
+            (config.check_certificate)(parsed.clone())
+                .await
+                .unwrap_or(problem)
+        }
+        _ => problem,
+    };
+    let host = parsed
+        .as_ref()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_else(|| url.to_string());
+    problem.describe(&host, Route::Browser, &|tool: &str| holds(tool))
 }

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 
 pub use action::{Action, Outcome};
 pub use chromium::{group_members, sandboxed};
-pub use config::{RefusalFor, SessionsConfig};
+pub use config::{CertificateCheck, RefusalFor, SessionsConfig};
 pub use refusal::Holds;
 
 use chromium::Group;

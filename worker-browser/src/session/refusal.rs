@@ -63,6 +63,9 @@ pub enum Refusal {
     },
     #[error("The page at {url} did not load: {reason}.")]
     DidNotLoad { url: String, reason: String },
+    /// A certificate that did not verify, in the framework's words (§3.4).
+    #[error("{0}")]
+    Certificate(String),
     /// The egress proxy's own refusal, naming the address (§3.4).
     #[error("{0}")]
     Blocked(String),
