@@ -142,3 +142,47 @@ fn read(bytes: &[u8], limits: &ChildLimits, out: &mut impl Write) -> std::io::Re
         _ => frame::write(out, &Frame::Done),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    /// Run in a child of this test binary: installs the read-child's hook
+    /// and panics as a parser would.
+    #[test]
+    fn panicking_under_the_hook() {
+        if std::env::var_os("COLLEGIUM_PDF_PANIC_PROBE").is_none() {
+            return;
+        }
+        super::abort_on_panic();
+        let pages: Vec<u32> = Vec::new();
+        let index = pages.len() + 1;
+        let _ = pages[index];
+    }
+
+    /// A parser panic aborts the child at once, saying so on stderr, where
+    /// the worker reads it (§3.4: the worker keeps serving; the PDF is a
+    /// typed failure).
+    #[test]
+    fn s3_4_a_parser_panic_aborts_the_child_saying_so() {
+        let output = std::process::Command::new(std::env::current_exe().expect("this test"))
+            .args([
+                "--exact",
+                "child::tests::panicking_under_the_hook",
+                "--nocapture",
+            ])
+            .env("COLLEGIUM_PDF_PANIC_PROBE", "1")
+            .output()
+            .expect("run the probe");
+        assert_eq!(
+            output.status.signal(),
+            Some(nix::sys::signal::Signal::SIGABRT as i32),
+            "{output:?}"
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("collegium-worker-pdf read-child: parser panicked"),
+            "{stderr}"
+        );
+    }
+}

@@ -42,6 +42,7 @@ pub struct Summary {
 }
 
 /// How the child's part ended, before it is told as an event.
+#[derive(Debug)]
 enum Ending {
     Complete,
     /// The worker stopped it at a limit.
@@ -356,4 +357,58 @@ pub fn resident_bytes(pid: u32) -> Option<u64> {
         let kb = line.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?;
         kb.trim().parse::<u64>().ok().map(|kb| kb * 1024)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn killed_by(signal: Signal) -> Option<ExitStatus> {
+        Some(ExitStatus::from_raw(signal as i32))
+    }
+
+    /// A parser panic: the child's hook says so on stderr and aborts
+    /// (§3.4: a PDF the parser panics on is a typed failure).
+    #[test]
+    fn s3_4_a_child_that_panicked_is_unparseable_saying_so() {
+        let stderr = "collegium-worker-pdf read-child: parser panicked: panicked at src/parser.rs:1:1:\nindex out of bounds\n";
+        match judge_exit(killed_by(Signal::SIGABRT), stderr, false) {
+            Ending::Unparseable(detail) => {
+                assert_eq!(detail, "the parser failed on it (it panicked)");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The kernel's kill at the cgroup's `memory.max` is the memory cap,
+    /// whatever signal the child died of.
+    #[test]
+    fn s3_4_a_child_killed_at_memory_max_met_the_memory_cap() {
+        assert!(matches!(
+            judge_exit(killed_by(Signal::SIGKILL), "", true),
+            Ending::Limit(Stop::MemoryCap)
+        ));
+        assert!(matches!(
+            judge_exit(
+                killed_by(Signal::SIGABRT),
+                "memory allocation of 4294967296 bytes failed\n",
+                false
+            ),
+            Ending::Limit(Stop::MemoryCap)
+        ));
+    }
+
+    #[test]
+    fn s3_4_a_child_ended_otherwise_is_unparseable_naming_how() {
+        assert!(matches!(
+            judge_exit(killed_by(Signal::SIGXCPU), "", false),
+            Ending::Limit(Stop::Deadline)
+        ));
+        match judge_exit(killed_by(Signal::SIGSEGV), "", false) {
+            Ending::Unparseable(detail) => assert_eq!(detail, "the parser was ended by signal 11"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

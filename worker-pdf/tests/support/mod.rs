@@ -87,11 +87,20 @@ impl Worker {
 
     /// The pids of the worker's children still running.
     pub fn children(&self) -> Vec<u32> {
+        // A child is listed under the thread that started it, which may be
+        // any of the runtime's.
         let pid = self.child.id();
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .unwrap_or_default()
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return Vec::new();
+        };
+        tasks
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+            .flat_map(|listed| {
+                listed
+                    .split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect::<Vec<u32>>()
+            })
             .collect()
     }
 }
