@@ -25,8 +25,6 @@ const PAUSE_DEADLINE: Duration = Duration::from_secs(5);
 /// What interception saw of the main frame's documents since the last reset.
 #[derive(Debug, Default, Clone)]
 pub struct Seen {
-    /// Every main-frame document request, in order (redirect hops included).
-    pub requests: Vec<String>,
     /// A main-frame load refused for its scheme.
     pub scheme_refused: Option<String>,
     /// A main-frame response that is not HTML: its address and type.
@@ -105,9 +103,6 @@ fn judge(event: &EventRequestPaused, main: &FrameId, seen: &Mutex<Seen>) -> Verd
         .unwrap_or_default()
         .to_ascii_lowercase();
     if !at_response {
-        if main_frame {
-            lock(seen).requests.push(url.clone());
-        }
         // Only http(s) is opened (§3.4 scope); file: above all.
         if scheme != "http" && scheme != "https" {
             if main_frame {
