@@ -30,6 +30,8 @@ packages=(
   "ca-certificates         package downloads over HTTPS"
   "nftables                nft, in /usr/sbin (off a non-root PATH): host provisioning keeps agents' users off the callback port"
   "iproute2                ip, in /usr/sbin: the SSRF lab builds its network namespaces and veth with it"
+  "dovecot-imapd           dovecot, in /usr/sbin: the mail tests run a real IMAP server (tests/mail-servers)"
+  "dovecot-lmtpd           the mail tests deliver into Dovecot over LMTP, as an SMTP server does"
 )
 
 missing=()
