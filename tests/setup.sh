@@ -32,6 +32,7 @@ packages=(
   "iproute2                ip, in /usr/sbin: the SSRF lab builds its network namespaces and veth with it"
   "dovecot-imapd           dovecot, in /usr/sbin: the mail tests run a real IMAP server (tests/mail-servers)"
   "dovecot-lmtpd           the mail tests deliver into Dovecot over LMTP, as an SMTP server does"
+  "opensmtpd               smtpd, in /usr/sbin: the mail tests submit to a real SMTP server, delivering into Dovecot"
 )
 
 missing=()

@@ -141,6 +141,38 @@ impl Dovecot {
         checked(&args, output)
     }
 
+    /// How many messages `user`'s `mailbox` holds; 0 for one never made.
+    pub fn count(&self, user: &str, mailbox: &str) -> Result<u32, DovecotError> {
+        let args = [
+            "-f", "flow", "mailbox", "status", "-u", user, "messages", mailbox,
+        ];
+        let output = self.doveadm(&args).output().map_err(io("run doveadm"))?;
+        if !output.status.success() {
+            let said = String::from_utf8_lossy(&output.stderr);
+            // A recipient nothing was delivered to has no mailbox yet.
+            if said.contains("Mailbox doesn't exist") {
+                return Ok(0);
+            }
+            return checked(&args, output).map(|()| 0);
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        text.split_whitespace()
+            .find_map(|field| field.strip_prefix("messages=")?.parse().ok())
+            .ok_or_else(|| DovecotError::Doveadm {
+                args: args.join(" "),
+                said: format!("no message count in: {text}"),
+            })
+    }
+
+    /// Every message in `user`'s `mailbox`, whole, as `doveadm fetch` prints
+    /// them (each after a `text:` line).
+    pub fn messages(&self, user: &str, mailbox: &str) -> Result<String, DovecotError> {
+        let args = ["fetch", "-u", user, "text", "mailbox", mailbox, "all"];
+        let output = self.doveadm(&args).output().map_err(io("run doveadm"))?;
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        checked(&args, output).map(|()| text)
+    }
+
     /// Stops the server; its mail and ports stay for [`Dovecot::restart`].
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -238,6 +270,10 @@ fn checked(args: &[&str], output: Output) -> Result<(), DovecotError> {
     })
 }
 
+/// Every recipient LMTP is given gets a mailbox, so a test's SMTP server
+/// can deliver to any address and the test read what each received; only
+/// the passwd-file's users can log in over IMAP.
+///
 /// The whole configuration: nothing read from /etc/dovecot, so the host's
 /// own Dovecot, if any, is neither used nor disturbed.
 fn configuration(root: &Path, imaps: SocketAddr, lmtp: SocketAddr) -> String {
@@ -261,7 +297,7 @@ passdb {{
 }}
 userdb {{
   driver = static
-  args = uid=65534 gid=65534 home={root}/mail/%u
+  args = uid=65534 gid=65534 home={root}/mail/%u allow_all_users=yes
 }}
 mail_location = maildir:~/Maildir
 first_valid_uid = 1

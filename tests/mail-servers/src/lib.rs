@@ -1,5 +1,6 @@
 //! Real mail servers for tests (issue 18: no mock IMAP or SMTP anywhere):
-//! Dovecot serving IMAP over TLS and LMTP, each instance in a directory of
+//! OpenSMTPD accepting mail and delivering it over LMTP into Dovecot, which
+//! serves it over IMAP with TLS; each instance in a directory of
 //! its own with a configuration this crate writes, on free loopback ports,
 //! its users in a passwd-file, its certificate from a test CA the caller
 //! trusts. `doveadm` seeds mailboxes and changes UIDVALIDITY as a test
@@ -9,6 +10,8 @@
 mod ca;
 mod dovecot;
 mod ports;
+mod smtpd;
 
 pub use ca::TestCa;
 pub use dovecot::{Dovecot, DovecotError, User};
+pub use smtpd::{Smtpd, SmtpdError};
