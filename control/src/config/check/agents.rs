@@ -8,12 +8,13 @@ use super::deployment::secret_source;
 use super::grants;
 use super::is_beneath;
 use super::names::{USERNAME_MAX, is_handle};
-use crate::config::model::{Agent, Config};
+use crate::config::model::{Agent, Config, Schedule};
 use crate::config::problems::{KeyPath, Problems};
 use crate::config::resolved::{AgentLimits, ResolvedAgent, capitalised};
 use crate::context::sizing::{default_context_budget, max_turn_ceiling};
 use crate::skills;
 use crate::tools::{Registry, ToolRef};
+use crate::triggers::{Recurrence, RecurrenceError};
 
 pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> Vec<ResolvedAgent> {
     let mut usernames = BTreeSet::new();
@@ -260,29 +261,7 @@ fn schedules(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Prob
                 format!("this agent has two schedules named `{}`", schedule.name),
             );
         }
-        let fields = schedule.recurrence.split_whitespace().count();
-        if fields != 5 {
-            problems.push(
-                key.key("recurrence"),
-                format!(
-                    "`{}` has {fields} fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week)",
-                    schedule.recurrence
-                ),
-            );
-        } else if let Err(error) = schedule.recurrence.parse::<croner::Cron>() {
-            problems.push(
-                key.key("recurrence"),
-                format!("`{}` does not parse as cron: {error}", schedule.recurrence),
-            );
-        }
-        if let Some(tz) = &schedule.timezone
-            && tz.parse::<chrono_tz::Tz>().is_err()
-        {
-            problems.push(
-                key.key("timezone"),
-                format!("`{tz}` is not an IANA timezone"),
-            );
-        }
+        recurrence(config, schedule, &key, problems);
         if !config.channels.iter().any(|c| c.name == schedule.channel) {
             problems.push(
                 key.key("channel"),
@@ -295,6 +274,30 @@ fn schedules(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Prob
         if schedule.text.trim().is_empty() {
             problems.push(key.key("text"), "the announcement text is empty");
         }
+    }
+}
+
+/// §4.2: the recurrence is five cron fields that some date matches, read in
+/// the schedule's IANA timezone or, unset, the operator's. An operator
+/// timezone that does not parse is refused at `deployment.operator_timezone`
+/// alone; the expression is then still checked, read in UTC.
+fn recurrence(config: &Config, schedule: &Schedule, key: &KeyPath, problems: &mut Problems) {
+    let timezone = schedule
+        .timezone
+        .as_deref()
+        .unwrap_or(&config.deployment.operator_timezone);
+    let expression = match Recurrence::parse(&schedule.recurrence, timezone) {
+        Ok(_) => return,
+        Err(error @ RecurrenceError::Timezone { .. }) => {
+            if schedule.timezone.is_some() {
+                problems.push(key.key("timezone"), error.to_string());
+            }
+            Recurrence::parse(&schedule.recurrence, "UTC").err()
+        }
+        Err(error) => Some(error),
+    };
+    if let Some(error) = expression {
+        problems.push(key.key("recurrence"), error.to_string());
     }
 }
 
