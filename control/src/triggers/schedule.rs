@@ -37,7 +37,8 @@ pub struct Recurrence {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecurrenceError {
     #[error(
-        "`{expression}` has {fields} fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week), with no seconds or year field"
+        "`{expression}` has {fields} {noun}; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week), with no seconds or year field",
+        noun = if *fields == 1 { "field" } else { "fields" }
     )]
     FieldCount { expression: String, fields: usize },
     #[error("`{expression}` does not parse as cron: {reason}")]

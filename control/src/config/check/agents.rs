@@ -416,3 +416,104 @@ fn colleagues(agents: &[ResolvedAgent], problems: &mut Problems) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::{LoadError, load_str};
+
+    /// The problems `config check` reports at the agent's one schedule.
+    fn schedule_problems(recurrence: &str, timezone: Option<&str>) -> Vec<String> {
+        let timezone = timezone
+            .map(|tz| format!("timezone = \"{tz}\"\n"))
+            .unwrap_or_default();
+        let text = format!(
+            r#"
+[deployment]
+operator_timezone = "Europe/Berlin"
+main_channel = "town-square"
+
+[mattermost]
+url = "http://127.0.0.1:8065"
+team = "collegium"
+
+[models.sim]
+provider = "openai-compatible"
+model = "demo"
+
+[[channels]]
+name = "town-square"
+
+[[agents]]
+username = "mira"
+prompt = "You research."
+model = "sim"
+grants = []
+
+[[agents.schedules]]
+name = "daily"
+recurrence = "{recurrence}"
+{timezone}channel = "town-square"
+text = "Report."
+"#
+        );
+        // Schedules are still refused as not acted on, so the file never
+        // passes; only the schedule's own problems are of interest here.
+        match load_str(&text, Path::new("collegium.toml"), Path::new("/")) {
+            Err(LoadError::Invalid { problems, .. }) => problems
+                .iter()
+                .filter(|p| p.path.as_str().starts_with("agents[0].schedules[0]"))
+                .map(ToString::to_string)
+                .collect(),
+            Ok(_) => panic!("a schedule passed while schedules are not acted on"),
+            Err(other) => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn s4_2_check_accepts_a_good_recurrence() {
+        assert_eq!(
+            schedule_problems("0 9 L * *", Some("America/New_York")),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            schedule_problems("*/15 9-17 * JAN-MAR 1-5", None),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn s4_2_check_names_the_recurrence_for_a_bad_expression() {
+        assert_eq!(
+            schedule_problems("0 9 * *", None),
+            vec![
+                "agents[0].schedules[0].recurrence: `0 9 * *` has 4 fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week), with no seconds or year field"
+            ]
+        );
+        let problems = schedule_problems("0 9 * * 8", Some("Europe/Berlin"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0]
+                .starts_with("agents[0].schedules[0].recurrence: `0 9 * * 8` does not parse as cron: "),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn s4_2_check_names_the_timezone_for_a_bad_timezone() {
+        assert_eq!(
+            schedule_problems("0 9 * * *", Some("Europe/Atlantis")),
+            vec![
+                "agents[0].schedules[0].timezone: `Europe/Atlantis` is not an IANA timezone (for example `Europe/Berlin`)"
+            ]
+        );
+        // A bad expression in a bad timezone: both, each at its key.
+        let problems = schedule_problems("0 9 30 2 *", Some("Europe/Atlantis"));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("agents[0].schedules[0].timezone: "));
+        assert!(problems[1].starts_with(
+            "agents[0].schedules[0].recurrence: `0 9 30 2 *` matches no date in any year"
+        ));
+    }
+}

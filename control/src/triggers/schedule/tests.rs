@@ -272,7 +272,42 @@ fn s4_2_last_day_ranges_and_steps_parse_and_fire() {
         last_friday.next_after(utc(2026, 6, 1, 0, 0)),
         Some(utc(2026, 6, 26, 9, 0))
     );
-    recurrence("*/5 * * JAN-MAR MON", "UTC");
+    let second_monday = recurrence("0 9 * * 1#2", "UTC");
+    assert_eq!(
+        second_monday.next_after(utc(2026, 6, 1, 0, 0)),
+        Some(utc(2026, 6, 8, 9, 0))
+    );
+    // 15 August 2026 is a Saturday: the nearest weekday is Friday the 14th.
+    let nearest_weekday = recurrence("0 9 15W * *", "UTC");
+    assert_eq!(
+        nearest_weekday.next_after(utc(2026, 8, 1, 0, 0)),
+        Some(utc(2026, 8, 14, 9, 0))
+    );
+    let named = recurrence("*/30 9 * JAN-MAR MON", "UTC");
+    assert_eq!(
+        named.next_after(utc(2026, 3, 31, 0, 0)),
+        Some(utc(2027, 1, 4, 9, 0))
+    );
+}
+
+#[test]
+fn s4_2_day_of_month_and_day_of_week_either_match() {
+    // As Vixie cron reads it: every 13th, and every Friday.
+    let r = recurrence("0 9 13 * 5", "UTC");
+    assert_eq!(
+        firings(&r, utc(2026, 6, 1, 0, 0), utc(2026, 6, 14, 0, 0)),
+        vec![
+            utc(2026, 6, 5, 9, 0),
+            utc(2026, 6, 12, 9, 0),
+            utc(2026, 6, 13, 9, 0),
+        ]
+    );
+}
+
+#[test]
+fn s4_2_a_nickname_is_refused_as_not_five_fields() {
+    let error = Recurrence::parse("@daily", "UTC").expect_err("a nickname");
+    assert!(error.to_string().contains("`@daily` has 1 field;"), "{error}");
 }
 
 #[test]
