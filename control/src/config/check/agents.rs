@@ -494,8 +494,9 @@ text = "Report."
         let problems = schedule_problems("0 9 * * 8", Some("Europe/Berlin"));
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
-            problems[0]
-                .starts_with("agents[0].schedules[0].recurrence: `0 9 * * 8` does not parse as cron: "),
+            problems[0].starts_with(
+                "agents[0].schedules[0].recurrence: `0 9 * * 8` does not parse as cron: "
+            ),
             "{problems:?}"
         );
     }

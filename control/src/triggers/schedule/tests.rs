@@ -39,11 +39,7 @@ fn firings(r: &Recurrence, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<DateTi
 }
 
 /// The firings that fall on local date `y-mo-d` in `zone`.
-fn on_local_day(
-    r: &Recurrence,
-    zone: &str,
-    (y, mo, d): (i32, u32, u32),
-) -> Vec<DateTime<Utc>> {
+fn on_local_day(r: &Recurrence, zone: &str, (y, mo, d): (i32, u32, u32)) -> Vec<DateTime<Utc>> {
     let tz: Tz = zone.parse().expect("a known zone");
     let day = NaiveDate::from_ymd_opt(y, mo, d).expect("a date");
     firings(
@@ -217,12 +213,11 @@ fn s4_2_croner_alone_doubles_a_listed_hour_on_fall_back() {
     // Should croner change, the wall-clock reading here still holds.
     let cron: croner::Cron = "30 1,13 * * *".parse().expect("parses");
     let start = utc(2026, 11, 1, 4, 0).with_timezone(&chrono_tz::America::New_York);
-    let passes: Vec<DateTime<Utc>> = cron
-        .iter_after(start)
-        .take(2)
-        .map(|t| t.to_utc())
-        .collect();
-    assert_eq!(passes, vec![utc(2026, 11, 1, 5, 30), utc(2026, 11, 1, 6, 30)]);
+    let passes: Vec<DateTime<Utc>> = cron.iter_after(start).take(2).map(|t| t.to_utc()).collect();
+    assert_eq!(
+        passes,
+        vec![utc(2026, 11, 1, 5, 30), utc(2026, 11, 1, 6, 30)]
+    );
 }
 
 #[test]
@@ -307,7 +302,10 @@ fn s4_2_day_of_month_and_day_of_week_either_match() {
 #[test]
 fn s4_2_a_nickname_is_refused_as_not_five_fields() {
     let error = Recurrence::parse("@daily", "UTC").expect_err("a nickname");
-    assert!(error.to_string().contains("`@daily` has 1 field;"), "{error}");
+    assert!(
+        error.to_string().contains("`@daily` has 1 field;"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -329,7 +327,10 @@ fn s4_2_a_six_field_expression_is_refused_in_words_saying_five_fields() {
 fn s4_2_an_out_of_range_field_is_refused_naming_it() {
     let error = Recurrence::parse("0 25 * * *", "UTC").expect_err("hour 25");
     let text = error.to_string();
-    assert!(text.starts_with("`0 25 * * *` does not parse as cron: "), "{text}");
+    assert!(
+        text.starts_with("`0 25 * * *` does not parse as cron: "),
+        "{text}"
+    );
     assert!(!text.contains("Component error"), "{text}");
 }
 
