@@ -3,8 +3,9 @@
 //! The recurrence is read on the wall clock of its timezone: croner matches
 //! the five cron fields against local dates and times, and this module turns
 //! each matching local time into the one instant it fires at. Doing that here
-//! rather than in croner's zoned search is what keeps §4.2's "DST neither
-//! skips nor doubles" for every expression: croner moves a time lost to
+//! rather than in croner's zoned search is what keeps a daylight-saving change
+//! from skipping or doubling a firing, whatever the expression (§4.2 fires each
+//! occurrence once; the spec is silent on DST itself): croner moves a time lost to
 //! spring-forward past the gap, and fires a repeated time once, only for an
 //! expression with a single fixed hour and minute; a listed hour
 //! (`30 1,13 * * *`) it fires twice on fall-back and not at all on
@@ -131,9 +132,9 @@ impl Recurrence {
         None
     }
 
-    /// The instant a matching local time fires at (§4.2: DST neither skips
-    /// nor doubles). A local time that happens twice fires at its first
-    /// pass; one that never happens fires at the first instant after the gap
+    /// The instant a matching local time fires at, so that no occurrence is
+    /// skipped or doubled by a daylight-saving change (§4.2). A local time
+    /// that happens twice fires at its first pass; one that never happens fires at the first instant after the gap
     /// that swallowed it, as cron itself runs such a job.
     fn fires_at(&self, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
         match self.zone.from_local_datetime(&wall) {

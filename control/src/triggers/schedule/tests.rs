@@ -207,7 +207,7 @@ fn s4_2_listed_hours_neither_skip_nor_double_across_dst() {
 }
 
 #[test]
-fn s4_2_croner_alone_doubles_a_listed_hour_on_fall_back() {
+fn s4_2_croner_alone_doubles_and_skips_a_listed_hour() {
     // Why this module reads the wall clock itself: croner's zoned search
     // fires `30 1,13 * * *` at both passes of 01:30 on 1 November 2026.
     // Should croner change, the wall-clock reading here still holds.
@@ -218,6 +218,11 @@ fn s4_2_croner_alone_doubles_a_listed_hour_on_fall_back() {
         passes,
         vec![utc(2026, 11, 1, 5, 30), utc(2026, 11, 1, 6, 30)]
     );
+    // And on 8 March 2026 it skips the lost 02:30 of `30 2,14 * * *`.
+    let cron: croner::Cron = "30 2,14 * * *".parse().expect("parses");
+    let start = utc(2026, 3, 8, 5, 0).with_timezone(&chrono_tz::America::New_York);
+    let first = cron.iter_after(start).next().map(|t| t.to_utc());
+    assert_eq!(first, Some(utc(2026, 3, 8, 18, 30)));
 }
 
 #[test]
