@@ -79,7 +79,7 @@ impl Recurrence {
                 expression: expression.to_string(),
                 reason: reason(&error),
             })?;
-        // croner searches at most a few years ahead; a date no year has
+        // croner gives up at its year limit (5000); a date no year has
         // (`0 9 30 2 *`) exhausts that search and would never fire.
         let epoch = NaiveDateTime::default();
         if cron.find_next_occurrence(&epoch, false).is_err() {
