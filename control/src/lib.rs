@@ -27,6 +27,7 @@ pub mod stalls;
 pub mod status;
 pub mod store;
 pub mod tools;
+pub mod triggers;
 pub mod turns;
 pub mod workers;
 pub mod workspace;

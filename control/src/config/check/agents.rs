@@ -8,12 +8,13 @@ use super::deployment::secret_source;
 use super::grants;
 use super::is_beneath;
 use super::names::{USERNAME_MAX, is_handle};
-use crate::config::model::{Agent, Config};
+use crate::config::model::{Agent, Config, Schedule};
 use crate::config::problems::{KeyPath, Problems};
 use crate::config::resolved::{AgentLimits, ResolvedAgent, capitalised};
 use crate::context::sizing::{default_context_budget, max_turn_ceiling};
 use crate::skills;
 use crate::tools::{Registry, ToolRef};
+use crate::triggers::{Recurrence, RecurrenceError};
 
 pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> Vec<ResolvedAgent> {
     let mut usernames = BTreeSet::new();
@@ -260,29 +261,7 @@ fn schedules(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Prob
                 format!("this agent has two schedules named `{}`", schedule.name),
             );
         }
-        let fields = schedule.recurrence.split_whitespace().count();
-        if fields != 5 {
-            problems.push(
-                key.key("recurrence"),
-                format!(
-                    "`{}` has {fields} fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week)",
-                    schedule.recurrence
-                ),
-            );
-        } else if let Err(error) = schedule.recurrence.parse::<croner::Cron>() {
-            problems.push(
-                key.key("recurrence"),
-                format!("`{}` does not parse as cron: {error}", schedule.recurrence),
-            );
-        }
-        if let Some(tz) = &schedule.timezone
-            && tz.parse::<chrono_tz::Tz>().is_err()
-        {
-            problems.push(
-                key.key("timezone"),
-                format!("`{tz}` is not an IANA timezone"),
-            );
-        }
+        recurrence(config, schedule, &key, problems);
         if !config.channels.iter().any(|c| c.name == schedule.channel) {
             problems.push(
                 key.key("channel"),
@@ -295,6 +274,30 @@ fn schedules(config: &Config, agent: &Agent, path: &KeyPath, problems: &mut Prob
         if schedule.text.trim().is_empty() {
             problems.push(key.key("text"), "the announcement text is empty");
         }
+    }
+}
+
+/// §4.2: the recurrence is five cron fields that some date matches, read in
+/// the schedule's IANA timezone or, unset, the operator's. An operator
+/// timezone that does not parse is refused at `deployment.operator_timezone`
+/// alone; the expression is then still checked, read in UTC.
+fn recurrence(config: &Config, schedule: &Schedule, key: &KeyPath, problems: &mut Problems) {
+    let timezone = schedule
+        .timezone
+        .as_deref()
+        .unwrap_or(&config.deployment.operator_timezone);
+    let expression = match Recurrence::parse(&schedule.recurrence, timezone) {
+        Ok(_) => return,
+        Err(error @ RecurrenceError::Timezone { .. }) => {
+            if schedule.timezone.is_some() {
+                problems.push(key.key("timezone"), error.to_string());
+            }
+            Recurrence::parse(&schedule.recurrence, "UTC").err()
+        }
+        Err(error) => Some(error),
+    };
+    if let Some(error) = expression {
+        problems.push(key.key("recurrence"), error.to_string());
     }
 }
 
@@ -411,5 +414,107 @@ fn colleagues(agents: &[ResolvedAgent], problems: &mut Problems) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::{LoadError, load_str};
+
+    /// The problems `config check` reports at the agent's one schedule.
+    fn schedule_problems(recurrence: &str, timezone: Option<&str>) -> Vec<String> {
+        let timezone = timezone
+            .map(|tz| format!("timezone = \"{tz}\"\n"))
+            .unwrap_or_default();
+        let text = format!(
+            r#"
+[deployment]
+operator_timezone = "Europe/Berlin"
+main_channel = "town-square"
+
+[mattermost]
+url = "http://127.0.0.1:8065"
+team = "collegium"
+
+[models.sim]
+provider = "openai-compatible"
+model = "demo"
+
+[[channels]]
+name = "town-square"
+
+[[agents]]
+username = "mira"
+prompt = "You research."
+model = "sim"
+grants = []
+
+[[agents.schedules]]
+name = "daily"
+recurrence = "{recurrence}"
+{timezone}channel = "town-square"
+text = "Report."
+"#
+        );
+        // Schedules are still refused as not acted on, so the file never
+        // passes; only the schedule's own problems are of interest here.
+        match load_str(&text, Path::new("collegium.toml"), Path::new("/")) {
+            Err(LoadError::Invalid { problems, .. }) => problems
+                .iter()
+                .filter(|p| p.path.as_str().starts_with("agents[0].schedules[0]"))
+                .map(ToString::to_string)
+                .collect(),
+            Ok(_) => panic!("a schedule passed while schedules are not acted on"),
+            Err(other) => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn s4_2_check_accepts_a_good_recurrence() {
+        assert_eq!(
+            schedule_problems("0 9 L * *", Some("America/New_York")),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            schedule_problems("*/15 9-17 * JAN-MAR 1-5", None),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn s4_2_check_names_the_recurrence_for_a_bad_expression() {
+        assert_eq!(
+            schedule_problems("0 9 * *", None),
+            vec![
+                "agents[0].schedules[0].recurrence: `0 9 * *` has 4 fields; a recurrence is a five-field cron expression (minute hour day-of-month month day-of-week), with no seconds or year field"
+            ]
+        );
+        let problems = schedule_problems("0 9 * * 8", Some("Europe/Berlin"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "agents[0].schedules[0].recurrence: `0 9 * * 8` does not parse as cron: "
+            ),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn s4_2_check_names_the_timezone_for_a_bad_timezone() {
+        assert_eq!(
+            schedule_problems("0 9 * * *", Some("Europe/Atlantis")),
+            vec![
+                "agents[0].schedules[0].timezone: `Europe/Atlantis` is not an IANA timezone (for example `Europe/Berlin`)"
+            ]
+        );
+        // A bad expression in a bad timezone: both, each at its key.
+        let problems = schedule_problems("0 9 30 2 *", Some("Europe/Atlantis"));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("agents[0].schedules[0].timezone: "));
+        assert!(problems[1].starts_with(
+            "agents[0].schedules[0].recurrence: `0 9 30 2 *` matches no date in any year"
+        ));
     }
 }
