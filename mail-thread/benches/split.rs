@@ -30,8 +30,14 @@ fn message(n: usize) -> String {
 
 fn boundary(n: usize) -> String {
     match n % 5 {
-        0 => format!("On Tue, 3 Mar 2026 at 10:{:02}, Person {n} <p{n}@x.test> wrote:", n % 60),
-        1 => format!("On 3 Mar 2026, at 10:{:02}, Person {n} <p{n}@x.test> wrote:", n % 60),
+        0 => format!(
+            "On Tue, 3 Mar 2026 at 10:{:02}, Person {n} <p{n}@x.test> wrote:",
+            n % 60
+        ),
+        1 => format!(
+            "On 3 Mar 2026, at 10:{:02}, Person {n} <p{n}@x.test> wrote:",
+            n % 60
+        ),
         2 => format!("On 03/03/2026 10:{:02}, Person {n} wrote:", n % 60),
         3 => format!(
             "-----Original Message-----\nFrom: Person {n} <p{n}@x.test>\nSent: Tuesday, March 3, 2026 10:00 AM\nTo: Team <team@x.test>\nSubject: RE: Budget"
@@ -49,7 +55,7 @@ fn text_thread() -> String {
     for n in (0..REPLIES).rev() {
         let mut below = message(n);
         if !thread.is_empty() {
-            let quotes = !matches!(n % 5, 3 | 4);
+            let quotes = !matches!((n + 1) % 5, 3 | 4);
             below.push('\n');
             below.push_str(&boundary(n + 1));
             below.push('\n');

@@ -87,7 +87,18 @@ const BLOCKS: &[&str] = &[
 ];
 /// Blocks set off by a blank line, as a reader sees paragraphs.
 const PARAGRAPHS: &[&str] = &[
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table", "blockquote", "pre",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "table",
+    "blockquote",
+    "pre",
 ];
 
 impl Reader {
@@ -263,7 +274,11 @@ fn hidden(style: Option<String>) -> bool {
 }
 
 /// The element where a client's quote begins, and the rule that names it (§3.13).
-fn quote_marker(node: &Handle, tag: &str, attr: &dyn Fn(&str) -> Option<String>) -> Option<Boundary> {
+fn quote_marker(
+    node: &Handle,
+    tag: &str,
+    attr: &dyn Fn(&str) -> Option<String>,
+) -> Option<Boundary> {
     let has_class = |wanted: &str| {
         attr("class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t == wanted))
     };
@@ -274,10 +289,11 @@ fn quote_marker(node: &Handle, tag: &str, attr: &dyn Fn(&str) -> Option<String>)
         "div" if has_class("gmail_quote") => Some(Boundary::GmailQuote),
         "div" if attr("id").as_deref() == Some("divRplyFwdMsg") => Some(Boundary::DivRplyFwdMsg),
         // Outlook desktop sets its header block off with a top border.
-        "div" if attr("style").is_some_and(|s| {
-            let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-            s.to_ascii_lowercase().contains("border-top:solid")
-        }) && text_starts_with(node, "From:") =>
+        "div"
+            if attr("style").is_some_and(|s| {
+                let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+                s.to_ascii_lowercase().contains("border-top:solid")
+            }) && text_starts_with(node, "From:") =>
         {
             Some(Boundary::OutlookHtmlHeader)
         }

@@ -26,7 +26,8 @@ pub(crate) fn split(lines: Vec<Line>) -> Thread {
     // The boundary above `current`, and its lines; none for the newest part.
     let mut above: Option<(Found, String)> = None;
     loop {
-        let found = if thread.quoted.len() < MOST_QUOTED {
+        let quoted_so_far = thread.quoted.len() + usize::from(above.is_some());
+        let found = if quoted_so_far < MOST_QUOTED {
             find(&current)
         } else {
             None
@@ -129,15 +130,16 @@ fn boundary_at(lines: &[Line], i: usize, quoted_end: &[bool]) -> Option<Found> {
     if let Some(boundary) = is_open_marker(line) {
         return Some(after_html_marker(lines, i, boundary, quoted_end));
     }
-    if opens_paragraph && attribution::opens(&line.text) {
-        if let Some(found) = attribution_at(lines, i, quoted_end) {
-            return Some(found);
-        }
+    if opens_paragraph
+        && attribution::opens(&line.text)
+        && let Some(found) = attribution_at(lines, i, quoted_end)
+    {
+        return Some(found);
     }
-    if let Some(boundary) = markers::marker(&line.text) {
-        if boundary != Boundary::AppleMail || opens_paragraph {
-            return Some(after_text_marker(lines, i, boundary));
-        }
+    if let Some(boundary) = markers::marker(&line.text)
+        && (boundary != Boundary::AppleMail || opens_paragraph)
+    {
+        return Some(after_text_marker(lines, i, boundary));
     }
     if opens_paragraph {
         let block_start = if markers::is_separator(&line.text) {
@@ -145,17 +147,17 @@ fn boundary_at(lines: &[Line], i: usize, quoted_end: &[bool]) -> Option<Found> {
         } else {
             i
         };
-        if let Some(block) = header_block::read(lines, block_start) {
-            if block.is_outlook_shaped() {
-                return Some(Found {
-                    start: i,
-                    end: block.end,
-                    boundary: Boundary::OutlookHeaderBlock,
-                    sender: block.from,
-                    date: block.date,
-                    subject: block.subject,
-                });
-            }
+        if let Some(block) = header_block::read(lines, block_start)
+            && block.is_outlook_shaped()
+        {
+            return Some(Found {
+                start: i,
+                end: block.end,
+                boundary: Boundary::OutlookHeaderBlock,
+                sender: block.from,
+                date: block.date,
+                subject: block.subject,
+            });
         }
     }
     if line.is_quoted() && quoted_end[i] {
@@ -178,7 +180,9 @@ fn attribution_at(lines: &[Line], i: usize, quoted_end: &[bool]) -> Option<Found
     let (read, after) = match attribution::parse(one) {
         Some(read) => (read, i + 1),
         None => {
-            let next = lines.get(i + 1).filter(|l| !l.is_blank() && l.marker.is_none())?;
+            let next = lines
+                .get(i + 1)
+                .filter(|l| !l.is_blank() && l.marker.is_none())?;
             let joined = format!("{} {}", one.trim_end(), next.text.trim());
             (attribution::parse(&joined)?, i + 2)
         }
@@ -234,12 +238,13 @@ fn after_text_marker(lines: &[Line], i: usize, boundary: Boundary) -> Found {
 /// forward line, Outlook's header lines — belongs to the boundary.
 fn after_html_marker(lines: &[Line], i: usize, boundary: Boundary, quoted_end: &[bool]) -> Found {
     let j = first_non_blank(lines, i + 1);
-    if j < lines.len() && attribution::opens(&lines[j].text) {
-        if let Some(mut found) = attribution_at(lines, j, quoted_end) {
-            found.start = i;
-            found.boundary = boundary;
-            return found;
-        }
+    if j < lines.len()
+        && attribution::opens(&lines[j].text)
+        && let Some(mut found) = attribution_at(lines, j, quoted_end)
+    {
+        found.start = i;
+        found.boundary = boundary;
+        return found;
     }
     if let Some(found) = cited_attribution(lines, i, boundary) {
         return found;
