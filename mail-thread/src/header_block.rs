@@ -28,6 +28,7 @@ impl HeaderBlock {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Key {
     From,
     Date,
@@ -56,12 +57,25 @@ fn header_line(text: &str) -> Option<(Key, &str)> {
 pub(crate) fn read(lines: &[Line], start: usize) -> Option<HeaderBlock> {
     let mut block = HeaderBlock::default();
     let mut i = start;
+    // The field a folded line continues; none after a field the block does not keep.
+    let mut folding: Option<Key> = None;
     while let Some(line) = lines.get(i) {
         if line.marker.is_some() {
             break;
         }
         let continues = i > start && line.text.starts_with([' ', '\t']) && !line.is_blank();
-        if !continues {
+        if continues {
+            let field = match folding {
+                Some(Key::From) => block.from.as_mut(),
+                Some(Key::Date) => block.date.as_mut(),
+                Some(Key::Subject) => block.subject.as_mut(),
+                _ => None,
+            };
+            if let Some(field) = field {
+                field.push(' ');
+                field.push_str(line.text.trim());
+            }
+        } else {
             let Some((key, value)) = header_line(&line.text) else {
                 break;
             };
@@ -75,6 +89,7 @@ pub(crate) fn read(lines: &[Line], start: usize) -> Option<HeaderBlock> {
                 Key::From | Key::Date | Key::Subject => break,
                 Key::Other => {}
             }
+            folding = Some(key);
         }
         i += 1;
     }
