@@ -182,7 +182,7 @@ fn attribution_at(lines: &[Line], i: usize, quoted_end: &[bool]) -> Option<Found
         None => {
             let next = lines
                 .get(i + 1)
-                .filter(|l| !l.is_blank() && l.marker.is_none())?;
+                .filter(|l| !l.is_blank() && !l.is_quoted() && l.marker.is_none())?;
             let joined = format!("{} {}", one.trim_end(), next.text.trim());
             (attribution::parse(&joined)?, i + 2)
         }
