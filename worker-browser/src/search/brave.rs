@@ -54,23 +54,13 @@ pub fn read(answer: &Answer, count: usize) -> Result<Vec<Hit>, SearchError> {
         .get("results")
         .and_then(Value::as_array)
         .ok_or_else(|| malformed("`web.results` is not a list"))?;
-    results
-        .iter()
-        .take(count)
-        .enumerate()
-        .map(|(i, result)| {
-            let url = result
-                .get("url")
-                .and_then(Value::as_str)
-                .ok_or_else(|| malformed(&format!("result {} has no `url`", i + 1)))?;
-            let field = |name: &str| result.get(name).and_then(Value::as_str).unwrap_or("");
-            Ok(Hit::new(
-                &markup::strip_tags(field("title")),
-                url,
-                &markup::strip_tags(field("description")),
-            ))
-        })
-        .collect()
+    exchange::ranked(PROVIDER, results, count, |result, url| {
+        Hit::new(
+            &markup::strip_tags(exchange::field(result, "title")),
+            url,
+            &markup::strip_tags(exchange::field(result, "description")),
+        )
+    })
 }
 
 fn malformed(reason: &str) -> SearchError {

@@ -7,6 +7,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 
 use super::error::SearchError;
+use super::hit::Hit;
 use super::settings::{Provider, SearchSettings};
 
 /// A search answer is a page of summaries, well under this; a larger body is
@@ -157,6 +158,39 @@ pub fn json(provider: Provider, body: &[u8]) -> Result<serde_json::Value, Search
         provider,
         reason: format!("it is not JSON ({e})"),
     })
+}
+
+/// The first `count` results in the provider's rank, each required to carry
+/// a `url`; `hit` makes a result's hit from the result and its address.
+pub fn ranked(
+    provider: Provider,
+    results: &[serde_json::Value],
+    count: usize,
+    hit: impl Fn(&serde_json::Value, &str) -> Hit,
+) -> Result<Vec<Hit>, SearchError> {
+    results
+        .iter()
+        .take(count)
+        .enumerate()
+        .map(|(i, result)| {
+            let url = result
+                .get("url")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| SearchError::Malformed {
+                    provider,
+                    reason: format!("result {} has no `url`", i + 1),
+                })?;
+            Ok(hit(result, url))
+        })
+        .collect()
+}
+
+/// A result's string field; an absent one reads as empty.
+pub fn field<'a>(result: &'a serde_json::Value, name: &str) -> &'a str {
+    result
+        .get(name)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
 }
 
 #[cfg(test)]

@@ -51,19 +51,13 @@ pub fn read(answer: &Answer, key_sent: bool, count: usize) -> Result<Vec<Hit>, S
         .get("results")
         .and_then(Value::as_array)
         .ok_or_else(|| malformed("`results` is not a list"))?;
-    results
-        .iter()
-        .take(count)
-        .enumerate()
-        .map(|(i, result)| {
-            let url = result
-                .get("url")
-                .and_then(Value::as_str)
-                .ok_or_else(|| malformed(&format!("result {} has no `url`", i + 1)))?;
-            let field = |name: &str| result.get(name).and_then(Value::as_str).unwrap_or("");
-            Ok(Hit::new(field("title"), url, field("content")))
-        })
-        .collect()
+    exchange::ranked(PROVIDER, results, count, |result, url| {
+        Hit::new(
+            exchange::field(result, "title"),
+            url,
+            exchange::field(result, "content"),
+        )
+    })
 }
 
 fn malformed(reason: &str) -> SearchError {
