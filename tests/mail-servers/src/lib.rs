@@ -8,10 +8,12 @@
 //! drops to its own users.
 
 mod ca;
+mod client;
 mod dovecot;
 mod ports;
 mod smtpd;
 
 pub use ca::TestCa;
+pub use client::{Protocol, send};
 pub use dovecot::{Dovecot, DovecotError, User};
 pub use smtpd::{Smtpd, SmtpdError};

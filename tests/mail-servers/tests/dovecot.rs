@@ -3,11 +3,11 @@
 //! selects, UIDVALIDITY changes when asked, and a restart keeps the mail.
 //! Root only: Dovecot drops to its own users.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 
-use mail_servers::{Dovecot, User};
+use mail_servers::{Dovecot, Protocol, User, send};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 
@@ -108,39 +108,6 @@ impl Imap {
     }
 }
 
-/// Delivers `message` to `to` over LMTP, as an SMTP server does.
-fn deliver(at: SocketAddr, to: &str, message: &[u8]) {
-    let socket = TcpStream::connect(at).expect("connect to LMTP");
-    let mut reader = BufReader::new(socket.try_clone().expect("clone"));
-    let mut writer = socket;
-    let mut expect = |code: &str| loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("read");
-        assert!(line.starts_with(code), "expected {code}: {line}");
-        if line.as_bytes().get(3) == Some(&b' ') {
-            break;
-        }
-    };
-    expect("220");
-    for (send, code) in [
-        ("LHLO test.local".to_string(), "250"),
-        ("MAIL FROM:<ana@outside.test>".to_string(), "250"),
-        (format!("RCPT TO:<{to}>"), "250"),
-        ("DATA".to_string(), "354"),
-    ] {
-        writer
-            .write_all(format!("{send}\r\n").as_bytes())
-            .expect("send");
-        expect(code);
-    }
-    writer.write_all(message).expect("send the message");
-    writer.write_all(b"\r\n.\r\n").expect("end the message");
-    expect("250");
-    writer.write_all(b"QUIT\r\n").expect("quit");
-    let mut rest = Vec::new();
-    let _ = reader.read_to_end(&mut rest);
-}
-
 #[test]
 fn a_seeded_and_a_delivered_message_are_in_the_mailbox_imap_reads() {
     if !nix::unistd::geteuid().is_root() {
@@ -151,7 +118,15 @@ fn a_seeded_and_a_delivered_message_are_in_the_mailbox_imap_reads() {
     dovecot
         .seed(MIRA, "INBOX", &message("seeded"))
         .unwrap_or_else(|e| panic!("{e}"));
-    deliver(dovecot.lmtp, MIRA, &message("delivered"));
+    // As an SMTP server hands it over.
+    send(
+        Protocol::Lmtp,
+        dovecot.lmtp,
+        "ana@outside.test",
+        &[MIRA],
+        &message("delivered"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 
     let mut imap = Imap::connect(dovecot.imaps, dovecot.ca_pem());
     let refused = imap.command(&format!("LOGIN {MIRA} wrong"));

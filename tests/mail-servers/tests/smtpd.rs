@@ -3,44 +3,14 @@
 //! byte, and two instances run side by side, each in its own mount
 //! namespace. Root only.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use mail_servers::{Dovecot, Smtpd, User};
+use mail_servers::{Dovecot, Protocol, Smtpd, User, send};
 
 /// Submits `message` from `from` to `to` over SMTP.
 fn submit(at: SocketAddr, from: &str, to: &[&str], message: &[u8]) {
-    let socket = TcpStream::connect(at).expect("connect to SMTP");
-    let mut reader = BufReader::new(socket.try_clone().expect("clone"));
-    let mut writer = socket;
-    let mut expect = |code: &str| loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("read");
-        assert!(line.starts_with(code), "expected {code}: {line}");
-        if line.as_bytes().get(3) == Some(&b' ') {
-            break;
-        }
-    };
-    expect("220");
-    let mut steps = vec![
-        ("EHLO client.test".to_string(), "250"),
-        (format!("MAIL FROM:<{from}>"), "250"),
-    ];
-    steps.extend(to.iter().map(|r| (format!("RCPT TO:<{r}>"), "250")));
-    steps.push(("DATA".to_string(), "354"));
-    for (send, code) in steps {
-        writer
-            .write_all(format!("{send}\r\n").as_bytes())
-            .expect("send");
-        expect(code);
-    }
-    writer.write_all(message).expect("send the message");
-    writer.write_all(b"\r\n.\r\n").expect("end the message");
-    expect("250");
-    writer.write_all(b"QUIT\r\n").expect("quit");
-    let mut rest = Vec::new();
-    let _ = reader.read_to_end(&mut rest);
+    send(Protocol::Smtp, at, from, to, message).unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn wait_for(dovecot: &Dovecot, user: &str, count: u32) {
