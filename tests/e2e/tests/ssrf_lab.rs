@@ -33,6 +33,30 @@ fn text(output: &Output) -> String {
 }
 
 /// Where each hit reached, for comparing sets.
+/// Runs `command` (made by `Lab::command_in_worker`, reading a line before
+/// it acts) so that the attempt is checked before it acts, as the matrix
+/// checks the worker, and returns what it printed with what reached a
+/// honeypot.
+fn run_checked(lab: &Lab, command: &mut Command) -> (Output, Vec<Hit>) {
+    let mut probe = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the probe");
+    let attempt = lab
+        .attempt(probe.id())
+        .expect("the probe is inside the lab");
+    probe
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"go\n")
+        .expect("start the probe");
+    let output = probe.wait_with_output().expect("the probe ends");
+    let hits = attempt.honeypot_hits().expect("hits");
+    (output, hits)
+}
+
 fn places(hits: &[Hit]) -> BTreeSet<(String, IpAddr, u16)> {
     hits.iter()
         .map(|h| (format!("{:?}", h.transport), h.addr, h.port))
@@ -78,30 +102,15 @@ fn s3_4_a_test_host_is_served_by_name_over_both_families() {
 #[test]
 fn s3_4_a_connect_to_10_0_0_1_from_a_checked_process_counts_one_honeypot_hit() {
     let lab = Lab::start().expect("start the lab");
-    // The probe waits for a line before it connects, so the attempt is
-    // checked before it acts, as the matrix checks the worker.
-    let mut probe = lab
-        .command_in_worker("python3")
-        .args([
+    // The probe waits for a line before it connects.
+    let (output, hits) = run_checked(
+        &lab,
+        lab.command_in_worker("python3").args([
             "-c",
             "import socket, sys\nsys.stdin.readline()\nsocket.create_connection(('10.0.0.1', 80), timeout=10).close()\nprint('connected')",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn the probe");
-    let attempt = lab
-        .attempt(probe.id())
-        .expect("the probe is inside the lab");
-    probe
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"go\n")
-        .expect("start the probe");
-    let output = probe.wait_with_output().expect("the probe ends");
+        ]),
+    );
     assert!(output.status.success(), "{}", text(&output));
-    let hits = attempt.honeypot_hits().expect("hits");
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(
         (hits[0].transport, hits[0].addr, hits[0].port),
@@ -478,9 +487,9 @@ fn s3_4_a_worker_run_as_its_own_user_is_inside_the_lab() {
     // As a worker runs: `ip netns exec` enters as root, then setpriv drops
     // to the worker's user; the process stays in the lab.
     let lab = Lab::start().expect("start the lab");
-    let mut probe = lab
-        .command_in_worker("setpriv")
-        .args([
+    let (output, hits) = run_checked(
+        &lab,
+        lab.command_in_worker("setpriv").args([
             "--reuid=nobody",
             "--regid=nogroup",
             "--clear-groups",
@@ -488,24 +497,10 @@ fn s3_4_a_worker_run_as_its_own_user_is_inside_the_lab() {
             "sh",
             "-c",
             "read line; curl -sS --max-time 10 http://192.168.0.1:8080/ >/dev/null; id -u",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn the probe");
-    let attempt = lab
-        .attempt(probe.id())
-        .expect("the probe is inside the lab");
-    probe
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"go\n")
-        .expect("start the probe");
-    let output = probe.wait_with_output().expect("the probe ends");
+        ]),
+    );
     assert!(output.status.success(), "{}", text(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "65534");
-    let hits = attempt.honeypot_hits().expect("hits");
     assert_eq!(
         places(&hits),
         BTreeSet::from([(
