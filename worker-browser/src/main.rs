@@ -158,7 +158,10 @@ async fn serve_until_stopped(
         extra_authorities: args.trust,
     };
     // Where Chromium's certificate error cannot say whose fault it is, the
-    // fetch route's verifier looks at the same site (§3.4 certificates).
+    // fetch route's verifier looks at the same site (§3.4 certificates). A
+    // client of its own, not the service's: a verifier's finding is taken
+    // per host, and a fetch of the same site at that moment must not take
+    // the check's, nor the check the fetch's.
     let checker = Arc::new(collegium_worker_browser::fetch::Fetcher::new(
         scope.clone(),
         &trust,
