@@ -82,7 +82,7 @@ mod tests {
     }
 
     #[test]
-    fn each_client_s_layout_names_its_rule_date_and_sender() {
+    fn s3_13_each_client_s_layout_names_its_rule_date_and_sender() {
         assert_eq!(
             read("On Tue, 3 Mar 2026 at 10:00, Ana <ana@x.test> wrote:"),
             (
@@ -122,7 +122,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sentence_without_the_shape_is_not_an_attribution() {
+    fn s3_13_a_sentence_without_the_shape_is_not_an_attribution() {
         assert_eq!(parse("On reflection I think Ana wrote:"), None);
         assert_eq!(parse("Ana wrote: yes"), None);
         assert_eq!(parse("On Tue, 3 Mar 2026 at 10:00, Ana said:"), None);

@@ -47,7 +47,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_golden_input_splits_and_renders_as_expected() {
+fn s3_13_every_golden_input_splits_and_renders_as_expected() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1");
     let inputs = inputs(&dir);

@@ -4,7 +4,7 @@
 use collegium_mail_thread::{split_html, split_text};
 
 #[test]
-fn a_quote_nested_thousands_deep_splits_without_exhausting_the_stack_and_keeps_its_text() {
+fn s3_13_a_quote_nested_thousands_deep_splits_without_exhausting_the_stack_and_keeps_its_text() {
     let levels = 3_000;
     let mut body = String::from("top\n");
     for depth in 1..=levels {
@@ -30,7 +30,7 @@ fn a_quote_nested_thousands_deep_splits_without_exhausting_the_stack_and_keeps_i
 }
 
 #[test]
-fn html_nested_thousands_deep_reads_without_exhausting_the_stack() {
+fn s3_13_html_nested_thousands_deep_reads_without_exhausting_the_stack() {
     let levels = 2_000;
     let mut html = String::from("<p>top</p>");
     for depth in 0..levels {

@@ -102,7 +102,7 @@ fn text_of(line: &str) -> Option<&str> {
 
 proptest! {
     #[test]
-    fn lines_that_open_no_boundary_all_stay_in_the_newest_part(
+    fn s3_13_lines_that_open_no_boundary_all_stay_in_the_newest_part(
         lines in prop::collection::vec(
             line().prop_filter("could open a boundary", |l| !could_open_boundary(l)),
             0..40,
@@ -117,7 +117,7 @@ proptest! {
     }
 
     #[test]
-    fn no_line_is_lost_or_reordered_across_the_parts(
+    fn s3_13_no_line_is_lost_or_reordered_across_the_parts(
         lines in prop::collection::vec(any_line(), 0..60),
         crlf in any::<bool>(),
     ) {

@@ -109,7 +109,7 @@ impl Imap {
 }
 
 #[test]
-fn a_seeded_and_a_delivered_message_are_in_the_mailbox_imap_reads() {
+fn s3_13_a_seeded_and_a_delivered_message_are_in_the_mailbox_imap_reads() {
     if !nix::unistd::geteuid().is_root() {
         return;
     }

@@ -33,7 +33,7 @@ fn wait_for(dovecot: &Dovecot, user: &str, count: u32) {
 }
 
 #[test]
-fn submitted_mail_reaches_exactly_its_envelope_recipients() {
+fn s3_13_submitted_mail_reaches_exactly_its_envelope_recipients() {
     if !nix::unistd::geteuid().is_root() {
         return;
     }

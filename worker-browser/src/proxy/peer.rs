@@ -55,7 +55,7 @@ mod tests {
 ";
 
     #[test]
-    fn the_client_socket_s_row_names_its_owner() {
+    fn s6_4_the_client_socket_s_row_names_its_owner() {
         assert_eq!(
             find_owner(TABLE, "0100007F:D431", "0100007F:A0F1"),
             Some(1002)
@@ -68,7 +68,7 @@ mod tests {
     }
 
     #[test]
-    fn this_process_s_own_connection_is_its_own() {
+    fn s6_4_this_process_s_own_connection_is_its_own() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let server = listener.local_addr().expect("address");
         let client = std::net::TcpStream::connect(server).expect("connect");

@@ -259,7 +259,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn messages_are_split_at_each_nul() {
+    async fn s3_4_messages_from_chromium_are_split_at_each_nul() {
         let mut input: &[u8] = b"{\"id\":1}\0{\"id\":2}\0{\"partial";
         assert_eq!(
             read_message(&mut input).await.expect("read").as_deref(),
@@ -273,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn the_secret_must_match_in_full() {
+    fn s6_4_the_bridge_s_secret_must_match_in_full() {
         assert!(same_secret(
             b"/devtools/browser/ab",
             b"/devtools/browser/ab"
