@@ -7,6 +7,7 @@ const PROTOS: &[&str] = &[
     "proto/collegium/toolset/v1/toolset.proto",
     "proto/collegium/storage/v1/storage.proto",
     "proto/collegium/pdf/v1/pdf.proto",
+    "proto/collegium/mail/v1/mail.proto",
 ];
 
 fn main() -> Result<(), Box<dyn Error>> {

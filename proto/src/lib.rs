@@ -1,7 +1,7 @@
 //! The wire between the control daemon and its workers and plugins
 //! (ARCHITECTURE §4): the `Toolset` service every worker serves and the
-//! `Storage` service the daemon serves to plugins, and the PDF worker's
-//! `PdfReader`.
+//! `Storage` service the daemon serves to plugins, the PDF worker's
+//! `PdfReader` and the mail worker's `Mailbox`.
 
 /// `collegium.toolset.v1`: Describe, Render, Invoke, Cancel, Health.
 pub mod toolset {
@@ -25,6 +25,14 @@ pub mod storage {
 pub mod pdf {
     pub mod v1 {
         tonic::include_proto!("collegium.pdf.v1");
+    }
+}
+
+/// `collegium.mail.v1`: the mail worker's Poll, MarkSeen, Check for the
+/// daemon (§3.13, §4.2).
+pub mod mail {
+    pub mod v1 {
+        tonic::include_proto!("collegium.mail.v1");
     }
 }
 

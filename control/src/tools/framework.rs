@@ -545,7 +545,7 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             vec![
                 Tool::read("list", "List messages in the mailbox."),
                 Tool::read("search", "Search the mailbox for one phrase."),
-                Tool::read("read", "Open one message."),
+                Tool::read("open", "Open one message: its whole body and its attachments described."),
                 Tool::read("conversation", "Gather the messages of one conversation."),
                 Tool::new("send", "Send a new message.").approval(),
                 Tool::new("reply", "Reply within a conversation.").approval(),
