@@ -23,6 +23,7 @@ commands=(
   "curl      curl      the SSRF lab's self-tests fetch from inside its worker namespace"
   "getent    libc-bin  the SSRF lab's self-tests resolve through its DNS server"
   "setpriv   util-linux the web tests start the browser and PDF workers as their own users"
+  "faketime  faketime  the schedule tests restart the daemon a week on (§4.2)"
 )
 # package  why  (packages that put no command on PATH)
 packages=(

@@ -76,6 +76,11 @@ pub enum AskedBy {
         display_name: String,
         person: Option<Requester>,
     },
+    /// A trigger's announcement (§4.2): `what` names it — the schedule, or
+    /// the arrival and its sender — in the framework's words.
+    Trigger { what: String, schedule: bool },
+    /// The system bot's post that was no trigger's announcement.
+    SystemBot,
 }
 
 /// A person a chain of work descends from, and what they asked.
@@ -108,7 +113,17 @@ impl Provenance {
                 display_name,
                 person: None,
             }) => format!("asked by the colleague {display_name}; no person asked for this chain"),
-            None => "no person asked for this turn".to_string(),
+            Some(AskedBy::Trigger {
+                what,
+                schedule: true,
+            }) => format!("started by {what}; no person asked for this turn"),
+            Some(AskedBy::Trigger {
+                what,
+                schedule: false,
+            }) => format!(
+                "started by {what}; no person asked for this turn, and acting on the item waits for a person here to ask for it (§4.2)"
+            ),
+            Some(AskedBy::SystemBot) | None => "no person asked for this turn".to_string(),
         };
         format!(
             "action {} of {} in this turn; {asked}",

@@ -1,6 +1,6 @@
 //! The callback server (§6.4): what Mattermost calls back — button clicks on
 //! approval prompts, the dialog that carries a denial's reason, and the
-//! `/collegium` command. It binds
+//! `/collegium` command — and the trigger route a webhook sender uses. It binds
 //! the configured loopback or private address; each request is checked
 //! against the approval's signature, and the clicker against the channel's
 //! people, before anything is recorded.
@@ -8,6 +8,7 @@
 mod command;
 pub mod connections;
 mod decision;
+pub mod trigger;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -45,6 +46,13 @@ impl FromRef<Routes> for Arc<Services> {
     }
 }
 
+/// Secrets compared in constant time: a timing difference must not reveal
+/// how much of a guessed secret was right (§6.4).
+pub(crate) fn same_secret(given: &str, held: &str) -> bool {
+    let (a, b) = (given.as_bytes(), held.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// Binds the callback address. The daemon binds it before it handshakes
 /// the shell worker, whose probe of each agent's reach then finds it
 /// listening (§6.4); connections wait in the backlog until [`serve`].
@@ -60,6 +68,7 @@ pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Rec
         .route(DECISION_ROUTE, post(decision::click))
         .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
+        .route(trigger::ROUTE, post(trigger::receive))
         .with_state(routes);
     match listener.local_addr() {
         Ok(addr) => info!(%addr, "listening for Mattermost callbacks"),
@@ -71,4 +80,17 @@ pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Rec
         connections::LIMITS,
         stop,
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn s6_4_secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abd", "abc"));
+        assert!(!same_secret("ab", "abc"));
+        assert!(!same_secret("", "abc"));
+    }
 }

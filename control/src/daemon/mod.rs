@@ -67,6 +67,8 @@ pub enum DaemonError {
     #[error("boot refused: {0}")]
     Callbacks(String),
     #[error("boot refused: {0}")]
+    Triggers(String),
+    #[error("boot refused: {0}")]
     Unserved(#[from] grants::Unserved),
     #[error("boot refused: cannot read the prompt of @{agent} at {path}: {source}")]
     Prompt {
@@ -174,6 +176,14 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
         let (previous, started) = record_start(&store, &boot_id).await?;
+        let trigger_secret = loaded
+            .config
+            .callbacks
+            .trigger_secret
+            .as_ref()
+            .map(|secret| secret.reveal())
+            .transpose()
+            .map_err(|e| DaemonError::Callbacks(format!("callbacks.trigger_secret: {e}")))?;
         let agents = runtime::start(
             runtime::Boot {
                 loaded: &loaded,
@@ -181,12 +191,14 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                 registry: &toolsets.registry,
                 workers,
                 pdf,
+                mail: None,
                 offered,
                 signer,
                 store: store.clone(),
                 boot_id: boot_id.clone(),
                 previous,
                 started,
+                trigger_secret,
             },
             callbacks,
         )

@@ -44,6 +44,8 @@ pub struct Boot<'a> {
     pub workers: BTreeMap<String, Arc<Worker>>,
     /// The PDF reader, where an agent holds `web::fetch` (§3.4).
     pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
+    /// The mailboxes, where an agent has one (§3.13).
+    pub mail: Option<Arc<dyn crate::workers::mailbox::MailSource>>,
     /// The tools each agent is offered, every grant served (`grants.rs`).
     pub offered: BTreeMap<String, Vec<ToolRef>>,
     pub signer: collegium_worker_kit::grant::GrantSigner,
@@ -52,6 +54,9 @@ pub struct Boot<'a> {
     /// The previous run, for the restart sweep and its notice (§7.3).
     pub previous: Option<crate::store::ProcessRun>,
     pub started: i64,
+    /// The trigger route's secret, read at boot; none closes the route
+    /// (§6.4).
+    pub trigger_secret: Option<String>,
 }
 
 /// Starts the agents, serving callbacks on the listener bound before the
@@ -71,6 +76,12 @@ pub async fn start(
     let credentials = boot.credentials;
     let store = boot.store.clone();
     let services = Arc::new(context(boot, seats, system_bot, post_limit.clone()));
+    // Every schedule's channel is a target for its agent, or boot refuses
+    // naming it (§4.2).
+    let schedules = crate::triggers::scheduler::declared(loaded);
+    let schedule_targets = crate::triggers::scheduler::targets(&services, &schedules)
+        .await
+        .map_err(|e| DaemonError::Triggers(e.to_string()))?;
     let swept = match crate::restart::sweep(&services, previous.as_ref()).await {
         Ok(swept) => swept,
         Err(error) => {
@@ -93,11 +104,18 @@ pub async fn start(
         loaded,
         credentials,
         &base,
-        services,
+        services.clone(),
         store,
-        lanes,
+        lanes.clone(),
         callbacks,
     )?;
+    crate::triggers::scheduler::spawn(
+        services,
+        schedules,
+        schedule_targets,
+        lanes,
+        running.stop.subscribe(),
+    );
     tokio::spawn(reread_post_limit(post_limit, running.stop.subscribe()));
     Ok(running)
 }
@@ -140,6 +158,7 @@ fn context(
         registry: boot.registry.clone(),
         workers: boot.workers,
         pdf: boot.pdf,
+        mail: boot.mail,
         signer: boot.signer,
         post_limit,
         boot_id: boot.boot_id,
@@ -159,6 +178,8 @@ fn context(
             .public_url
             .trim_end_matches('/')
             .to_string(),
+        team_id: boot.credentials.team_id.clone(),
+        trigger_secret: boot.trigger_secret,
         respond_to_all: config
             .channels
             .iter()

@@ -9,6 +9,7 @@
 //! locks and the order of events is the order they arrived.
 
 mod route;
+mod triggers;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +43,11 @@ pub enum LaneInput {
     },
     /// A turn began waiting on a person: its author stopped acting (§5.2).
     Parked(ParkedTurn),
+    /// A trigger was recorded for this channel: post it if the channel is
+    /// idle (§4.2).
+    TriggerRecorded(String),
+    /// Look for triggers waiting on idle channels.
+    SweepTriggers,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -100,12 +106,29 @@ fn forward_parks(mut parks: mpsc::UnboundedReceiver<ParkedTurn>, inbox: mpsc::Se
     });
 }
 
+/// Asks the lanes to look for triggers waiting on idle channels, from the
+/// first moment and then every `every`, until the lanes stop.
+fn sweep_triggers_every(every: Duration, inbox: mpsc::Sender<LaneInput>) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        loop {
+            ticks.tick().await;
+            if inbox.send(LaneInput::SweepTriggers).await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
 /// The lanes' owner.
 pub struct Lanes {
     services: Arc<Services>,
     lanes: HashMap<LaneKey, Lane>,
     inbox: mpsc::Sender<LaneInput>,
     generation: u64,
+    /// Per channel, the trigger announcement posted and not yet seen
+    /// starting its turn (§4.2).
+    announcing: HashMap<String, triggers::Announcing>,
 }
 
 impl Lanes {
@@ -118,7 +141,9 @@ impl Lanes {
             lanes: HashMap::new(),
             inbox: inbox.clone(),
             generation: 0,
+            announcing: HashMap::new(),
         };
+        sweep_triggers_every(triggers::SWEEP_EVERY, inbox.clone());
         tokio::spawn(async move {
             while let Some(input) = rx.recv().await {
                 lanes.handle(input).await;
@@ -134,6 +159,8 @@ impl Lanes {
             LaneInput::Drain(key) => self.drain(key).await,
             LaneInput::DebounceDue { lane, generation } => self.debounce_due(lane, generation),
             LaneInput::Parked(parked) => self.parked(&parked).await,
+            LaneInput::TriggerRecorded(channel_id) => self.deliver(&channel_id).await,
+            LaneInput::SweepTriggers => self.sweep_triggers().await,
         }
     }
 
@@ -223,8 +250,11 @@ impl Lanes {
         // After a failure the queue stands, unless a person posted while the
         // turn ran: that post is the next one, and drains it once (§7.1).
         if outcome.progress || person_waits {
-            self.drain(key).await;
+            self.drain(key.clone()).await;
         }
+        // The channel may be idle now: a trigger waiting for it goes next
+        // (§4.2).
+        self.deliver(&key.channel_id).await;
     }
 
     fn state(&self, key: &LaneKey) -> &Lane {

@@ -20,11 +20,14 @@ use crate::turns::runner::{self, TurnStart};
 /// The reaction a queued post gets (§5.2).
 pub const QUEUED_EMOJI: &str = "eyes";
 
-/// What started a turn whose first post is `post`: a post a reconnect's
-/// catch-up recovered says so, since a turn is recorded with its cause
+/// What started a turn whose first post is `post`: a trigger's
+/// announcement, or a post a reconnect's catch-up recovered, says so, since a turn is recorded with its cause
 /// (§8.2) and a recovered post is one the live feed missed (§8.3).
 pub(super) fn cause_of(post: &ObservedPost) -> TurnCause {
-    if post.observed_via == ObservedVia::Reconnect {
+    // The system bot mentions an agent only to announce a trigger (§4.2).
+    if post.author_kind == AuthorKind::SystemBot {
+        TurnCause::Trigger
+    } else if post.observed_via == ObservedVia::Reconnect {
         TurnCause::Reconnect
     } else {
         TurnCause::Post
@@ -51,6 +54,7 @@ impl Lanes {
             }
         };
         let served = |agent: &str| self.services.seats.contains_key(agent);
+        let post_id = post.id.clone();
         match activation::of_post(
             &post,
             &channel,
@@ -73,6 +77,7 @@ impl Lanes {
                 }
             }
         }
+        self.announcement_arrived(&channel.id, &post_id);
     }
 
     /// A post addressed to `agent`. `released` is true for a colleague's post

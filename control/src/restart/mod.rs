@@ -106,13 +106,29 @@ pub async fn sweep(
                 {
                     taken.push(start.clone());
                 }
+                // A trigger's announcement is never queued (§5.2): where its
+                // turn had no effect, the trigger is announced once more
+                // instead, and never a third time (§4.2, §7.3).
+                let announcement = match &start {
+                    Some(post) if s.trigger_announced_by(post)?.is_some() => Some(post.clone()),
+                    _ => None,
+                };
+                if let Some(post) = &announcement {
+                    taken.retain(|p| p != post);
+                }
                 if returning == Returning::Nothing {
                     s.consume_taken(&id)?;
                     return Ok((Vec::new(), taken, true));
                 }
                 s.return_taken(&id)?;
-                if let Some(post) = &start {
-                    s.enqueue(&agent, &channel, post, at)?;
+                match (&announcement, &start) {
+                    (Some(post), _) => {
+                        s.announce_again(post)?;
+                    }
+                    (None, Some(post)) => {
+                        s.enqueue(&agent, &channel, post, at)?;
+                    }
+                    (None, None) => {}
                 }
                 if returning == Returning::Everything {
                     return Ok((taken, Vec::new(), false));

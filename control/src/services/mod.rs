@@ -38,6 +38,8 @@ pub struct Services {
     pub workers: BTreeMap<String, Arc<Worker>>,
     /// The PDF reader, where an agent holds `web::fetch` (§3.4).
     pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
+    /// The mailboxes, where an agent has one (§3.13).
+    pub mail: Option<Arc<dyn crate::workers::mailbox::MailSource>>,
     pub signer: GrantSigner,
     pub post_limit: PostLimit,
     pub boot_id: String,
@@ -55,6 +57,11 @@ pub struct Services {
     pub command_token: String,
     /// The callback server's public base URL.
     pub callback_url: String,
+    /// The team every configured channel belongs to (§3.1).
+    pub team_id: String,
+    /// What a trigger sender presents on the trigger route; none closes the
+    /// route (§6.4).
+    pub trigger_secret: Option<String>,
     /// The main channel's id, where halts and boot notices go (§7.3, §7.4).
     pub main_channel_id: std::sync::OnceLock<String>,
 }

@@ -36,6 +36,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(6, "0006_question_choices"),
     migration!(7, "0007_crash_returns"),
     migration!(8, "0008_worker_call_disclosures"),
+    migration!(9, "0009_triggers"),
 ];
 
 /// The schema version this build writes.

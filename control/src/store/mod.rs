@@ -11,6 +11,7 @@ mod posts;
 mod process;
 mod queue;
 mod thread;
+mod triggers;
 mod turns;
 pub mod worker_calls;
 
@@ -24,6 +25,10 @@ pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use thread::StoreHandle;
+pub use triggers::{
+    MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
+    parse_trigger_label, trigger_label,
+};
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.

@@ -252,7 +252,17 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             Core,
             Daemon,
             no_settings(),
-            vec![Tool::new("resolve", "Mark a trigger announced to you as handled.").retryable()],
+            vec![
+                Tool::new("resolve", "Mark a trigger announced to you as handled.")
+                    .retryable()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {
+                            "trigger": {"type": "string", "minLength": 1, "maxLength": 40, "description": "The id the announcement brackets, such as T-12. Leave it out for the trigger whose announcement started this turn."}
+                        }
+                    })),
+            ],
         ),
         // Framework capabilities, granted per agent.
         toolset(

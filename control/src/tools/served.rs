@@ -9,7 +9,11 @@
 use super::{Host, Registry, ToolRef, ToolsetDeclaration};
 
 /// The core tools this daemon serves itself, offered to every agent.
-pub const CORE: &[(&str, &str)] = &[("builtins", "now"), ("results", "read")];
+pub const CORE: &[(&str, &str)] = &[
+    ("builtins", "now"),
+    ("results", "read"),
+    ("triggers", "resolve"),
+];
 
 /// The granted tools this daemon serves itself (`ask::human` in the turn
 /// runner, the workspace toolset beside the calls).

@@ -264,6 +264,7 @@ pub struct CallScope<'a> {
     pub turn_id: &'a str,
     /// The channel's handle; empty in a direct or group message.
     pub channel: &'a str,
+    pub channel_id: &'a str,
 }
 
 /// Runs a planned call that resolved. `views` serves `results::read`;
@@ -287,6 +288,9 @@ pub async fn run(
     {
         Some(Host::Daemon) if tool.namespace == "workspace" => {
             run_workspace(scope, &call, &tool, &value, decision).await
+        }
+        Some(Host::Daemon) if tool.namespace == "triggers" => {
+            run_resolve(scope, &call, &tool, &value).await
         }
         Some(Host::Daemon) => run_core(scope, &call, &tool, &value, views),
         Some(Host::Worker(_) | Host::Plugin) => {
@@ -378,6 +382,43 @@ fn run_core(
         call: call.clone(),
         tool: Some(tool.clone()),
         summary,
+        outcome,
+    }
+}
+
+/// `triggers::resolve` (§4.2), served here: the store holds the triggers.
+async fn run_resolve(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Executed {
+    use crate::triggers::resolve::{Caller, Resolution, resolve};
+    let named = value.get("trigger").and_then(Value::as_str);
+    let caller = Caller {
+        agent: &scope.seat.agent.username,
+        channel_id: scope.channel_id,
+        turn_id: scope.turn_id,
+    };
+    let outcome = match resolve(scope.services, &caller, named).await {
+        Resolution::Done(text) => Outcome::Ran {
+            text,
+            replay_line: None,
+            content_key: None,
+            note: None,
+        },
+        Resolution::Refused(text) => Outcome::Refused {
+            reason: "the trigger was not marked done".into(),
+            text,
+        },
+    };
+    Executed {
+        call: call.clone(),
+        tool: Some(tool.clone()),
+        summary: match named {
+            Some(named) => format!("triggers::resolve {named}"),
+            None => "triggers::resolve (the trigger that started this turn)".into(),
+        },
         outcome,
     }
 }

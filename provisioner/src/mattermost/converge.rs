@@ -297,8 +297,8 @@ impl<'a> Converger<'a> {
     }
 
     /// §3.1's memberships and no more: every bot joins the main channel, an
-    /// agent the channel its mail is announced to, the system bot every
-    /// configured channel.
+    /// agent the channel its mail is announced to and each channel its
+    /// schedules announce in, the system bot every configured channel.
     async fn memberships(
         &mut self,
         channels: &BTreeMap<String, Channel>,
@@ -316,6 +316,12 @@ impl<'a> Converger<'a> {
                 .map(str::to_string);
             if let Some(channel) = announce {
                 wanted.push((agent.username.clone(), channel));
+            }
+        }
+        // A schedule announces in a channel its agent belongs to (§4.2).
+        for agent in &config.agents {
+            for schedule in &agent.schedules {
+                wanted.push((agent.username.clone(), schedule.channel.clone()));
             }
         }
         for channel in &config.channels {

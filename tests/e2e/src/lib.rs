@@ -10,6 +10,7 @@ pub mod procs;
 pub mod scenario;
 pub mod shell_worker;
 pub mod ssrf_lab;
+pub mod triggers;
 pub mod web_workers;
 
 use std::io::{BufRead, BufReader};
@@ -361,7 +362,16 @@ grants = ["ask"]
 
     /// The daemon, started as an operator starts it.
     pub fn daemon(&self) -> Daemon {
-        let mut child = Command::new(binary("collegium"))
+        self.daemon_from(Command::new(binary("collegium")))
+    }
+
+    /// The daemon, started by `launcher` (such as `faketime`), which runs it
+    /// with the arguments an operator gives.
+    pub fn daemon_from(&self, mut launcher: Command) -> Daemon {
+        if launcher.get_program() != binary("collegium").as_os_str() {
+            launcher.arg(binary("collegium"));
+        }
+        let mut child = launcher
             .args(["run", "--config"])
             .arg(&self.config)
             .env("RUST_LOG", "info")

@@ -11,22 +11,6 @@ use crate::tools::served::any_built;
 
 pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
     let root = KeyPath::root();
-    if config.callbacks.trigger_secret.is_some() {
-        problems.push(
-            root.key("callbacks").key("trigger_secret"),
-            not_acted_on("the trigger route (§4.2, §6.4) is not part of this build yet"),
-        );
-    }
-    if config
-        .web
-        .as_ref()
-        .is_some_and(|w| w.live_sessions.is_some())
-    {
-        problems.push(
-            root.key("web").key("live_sessions"),
-            not_acted_on("browser sessions (§3.4) are not part of this build yet"),
-        );
-    }
     for namespace in config.settings.keys() {
         if let Some(toolset) = registry.toolset(namespace)
             && !any_built(registry, toolset)
@@ -42,12 +26,6 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) {
             problems.push(
                 root.key("agents").index(i).key("skills"),
                 not_acted_on("skills (§3.5) are not part of this build yet: no agent can load one"),
-            );
-        }
-        if !agent.schedules.is_empty() {
-            problems.push(
-                root.key("agents").index(i).key("schedules"),
-                not_acted_on("schedules (§4.2) are not part of this build yet"),
             );
         }
     }

@@ -206,6 +206,7 @@ impl Turn<'_> {
             seat: self.seat,
             turn_id: &self.id,
             channel: &self.channel_handle,
+            channel_id: &self.start.channel_id,
         };
         let running = futures_util::future::join_all(
             run.into_iter()

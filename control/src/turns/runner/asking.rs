@@ -23,9 +23,27 @@ impl Turn<'_> {
         let strip = |words: &str| {
             crate::context::window::strip_mentions_of_agents(words, &self.services.display_names)
         };
-        let asked_by = asker(&self.answers, self.start.answered.as_deref()).map(|post| match post
-            .author_kind
-        {
+        let asker = asker(&self.answers, self.start.answered.as_deref());
+        let announced = match asker {
+            Some(post) if post.author_kind == crate::store::AuthorKind::SystemBot => {
+                let id = post.id.clone();
+                self.services
+                    .store
+                    .call(move |s| s.trigger_announced_by(&id))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        };
+        let asked_by = asker.map(|post| match post.author_kind {
+            crate::store::AuthorKind::SystemBot => match &announced {
+                Some(trigger) => AskedBy::Trigger {
+                    what: crate::triggers::announce::provenance(trigger),
+                    schedule: trigger.source == crate::store::TriggerSource::Schedule,
+                },
+                None => AskedBy::SystemBot,
+            },
             crate::store::AuthorKind::Agent => AskedBy::Colleague {
                 display_name: self.services.display_name(&post.author_name).to_string(),
                 person: origin.map(|(username, words)| Requester {
@@ -68,6 +86,7 @@ impl Turn<'_> {
                 seat: self.seat,
                 turn_id: &self.id,
                 channel: &self.channel_handle,
+                channel_id: &self.start.channel_id,
             };
             Some(calls::render(&scope, &planned.call, tool, value).await)
         } else {
