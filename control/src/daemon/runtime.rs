@@ -82,6 +82,18 @@ pub async fn start(
     let schedule_targets = crate::triggers::scheduler::targets(&services, &schedules)
         .await
         .map_err(|e| DaemonError::Triggers(e.to_string()))?;
+    // Every mailbox is proven: its announcement channel is a target and the
+    // server takes its credentials, or boot refuses naming it (§3.13).
+    let mailboxes = match &services.mail {
+        Some(source) => crate::triggers::mail_poll::prove(
+            &services,
+            source.as_ref(),
+            crate::triggers::mail_poll::mailboxes(loaded),
+        )
+        .await
+        .map_err(|e| DaemonError::Triggers(e.to_string()))?,
+        None => Vec::new(),
+    };
     let swept = match crate::restart::sweep(&services, previous.as_ref()).await {
         Ok(swept) => swept,
         Err(error) => {
@@ -109,6 +121,17 @@ pub async fn start(
         lanes.clone(),
         callbacks,
     )?;
+    if let Some(source) = &services.mail {
+        for proven in mailboxes {
+            crate::triggers::mail_poll::spawn(
+                services.clone(),
+                source.clone(),
+                proven,
+                lanes.clone(),
+                running.stop.subscribe(),
+            );
+        }
+    }
     crate::triggers::scheduler::spawn(
         services,
         schedules,

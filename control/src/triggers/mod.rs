@@ -8,6 +8,7 @@
 //!   its agent.
 //! - `announce`: the post's fixed template.
 //! - `scheduler`: the loop that records each schedule's firings.
+//! - `mail_poll`: the inbound poll of each agent's mailbox (§3.13).
 //! - `resolve`: `triggers::resolve`, the agent marking one handled.
 //!
 //! The idle gate that decides when a recorded trigger is posted lives with
@@ -15,6 +16,7 @@
 
 pub mod announce;
 pub mod intake;
+pub mod mail_poll;
 pub mod resolve;
 pub mod schedule;
 pub mod scheduler;
