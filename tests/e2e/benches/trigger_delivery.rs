@@ -74,8 +74,8 @@ async fn main() {
             )
             .await;
         assert_eq!(status, 202);
-        let announced = h.wait_announcements(&square, n + 1).await;
-        idle.push(announced[n].create_at - sent);
+        let announced = h.wait_announcement(&square, &format!("“Idle {n}”")).await;
+        idle.push(announced.create_at - sent);
         h.wait_post(&square, "mira", &format!("Seen {n}."), sent)
             .await;
         ended_turn(&h, "mira", &square).await;
@@ -114,13 +114,13 @@ async fn main() {
             .expect("the held turn")
             .id;
         h.model.sim.release(&hold);
-        let announced = h.wait_announcements(&square, RUNS + n + 1).await;
+        let announced = h.wait_announcement(&square, &format!("“Busy {n}”")).await;
         let ended = store(&h)
             .turn(&held)
             .expect("query")
             .and_then(|t| t.ended_at)
             .expect("the held turn ended before its channel's trigger was announced");
-        busy.push(announced[RUNS + n].create_at - ended);
+        busy.push(announced.create_at - ended);
         h.wait_post(&square, "mira", &format!("Queued {n} seen."), since)
             .await;
         ended_turn(&h, "mira", &square).await;

@@ -94,6 +94,28 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// Waits for the announcement whose text contains `needle`.
+    pub async fn wait_announcement(
+        &self,
+        channel_id: &str,
+        needle: &str,
+    ) -> mattermost_wire::model::Post {
+        for _ in 0..400 {
+            if let Some(found) = self
+                .announcements(channel_id)
+                .await
+                .into_iter()
+                .find(|p| p.message.contains(needle))
+            {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no announcement containing {needle:?}");
+    }
+}
+
 /// A webhook item as JSON bytes.
 pub fn item(agent: &str, channel: &str, subject: &str, reference: &str, body: &str) -> Vec<u8> {
     serde_json::json!({
