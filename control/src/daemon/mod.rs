@@ -170,6 +170,15 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let pdf = crate::workers::framework::connect_pdf(&loaded, &toolsets.registry)
             .await?
             .map(std::sync::Arc::new);
+        // Every mailbox is proved at boot: refused credentials refuse it
+        // (§3.13); an unreachable server is said and polling goes on.
+        let mailboxes =
+            crate::workers::framework::connect_mailboxes(&loaded, &toolsets.registry).await?;
+        for state in mailboxes.iter().flat_map(|(_, states)| states) {
+            if let crate::workers::mail::Check::Unreachable(detail) = &state.check {
+                tracing::warn!(agent = %state.agent, %detail, "a mailbox could not be reached at boot");
+            }
+        }
         // Every grant is served before this boot counts as a run (A4).
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;

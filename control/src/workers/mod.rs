@@ -5,6 +5,7 @@ pub mod capabilities;
 pub mod declarations;
 pub mod dispatch;
 pub mod framework;
+pub mod mail;
 pub mod handshake;
 pub mod pdf;
 pub mod pdf_text;
