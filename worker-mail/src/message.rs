@@ -123,6 +123,21 @@ pub fn read(raw: &[u8], complete: bool) -> Read {
             html_parts.push(html.to_string());
         }
     }
+    // A text part the parser set aside as an attachment (an unnamed one in
+    // a part it could not place, as in a multipart cut short) is the only
+    // body there is: it is read as the body rather than lost.
+    let mut body_attachments = Vec::new();
+    if text_parts.is_empty() && html_parts.is_empty() {
+        for &index in &message.attachments {
+            if let Some(part) = message.parts.get(index as usize)
+                && part.attachment_name().is_none()
+                && let PartType::Text(text) = &part.body
+            {
+                text_parts.push(text.to_string());
+                body_attachments.push(index);
+            }
+        }
+    }
     let html = (!html_parts.is_empty()).then(|| html_parts.join("\n"));
     let text = if text_parts.is_empty() {
         html.as_deref().map(crate::html::to_text).unwrap_or_default()
@@ -130,7 +145,10 @@ pub fn read(raw: &[u8], complete: bool) -> Read {
         text_parts.join("\n")
     };
     let attachments = message
-        .attachments()
+        .attachments
+        .iter()
+        .filter(|index| !body_attachments.contains(*index))
+        .filter_map(|&index| message.parts.get(index as usize))
         .map(|part| Attachment {
             name: part
                 .attachment_name()
@@ -256,6 +274,10 @@ mod tests {
         let raw = b"From: a@x.test\r\nSubject: hi\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\nno parts here\r\n";
         let read = read(raw, true);
         assert!(!read.problems.is_empty());
+        let cut = b"From: a@x.test\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain\r\n\r\nkept\r\n";
+        let read = super::read(cut, true);
+        assert!(read.text.contains("kept"), "{read:?}");
+        assert!(read.attachments.is_empty(), "{read:?}");
     }
 
     #[test]
