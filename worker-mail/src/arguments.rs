@@ -68,7 +68,11 @@ pub enum ArgumentError {
 /// Keys that ask for an attachment's content.
 fn asks_for_content(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    key.contains("attach") || matches!(key.as_str(), "content" | "part" | "download" | "raw" | "save")
+    key.contains("attach")
+        || matches!(
+            key.as_str(),
+            "content" | "part" | "download" | "raw" | "save"
+        )
 }
 
 /// Reads `bytes` as the arguments `T`.
@@ -123,7 +127,8 @@ mod tests {
 
     #[test]
     fn s3_13_bcc_and_attachment_requests_are_refused() {
-        let bcc = read::<Send>(br#"{"to":["a@x.test"],"subject":"s","body":"b","bcc":["c@x.test"]}"#);
+        let bcc =
+            read::<Send>(br#"{"to":["a@x.test"],"subject":"s","body":"b","bcc":["c@x.test"]}"#);
         assert!(matches!(bcc, Err(ArgumentError::Invalid(m)) if m.contains("bcc")));
         let content = read::<OneMessage>(br#"{"message":"1.2","attachment":"a.pdf"}"#);
         assert!(matches!(content, Err(ArgumentError::AttachmentContent(k)) if k == "attachment"));

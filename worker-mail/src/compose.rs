@@ -93,7 +93,7 @@ impl Outgoing {
         } else {
             "Sent as: plain text\n"
         });
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(&self.body);
         text
     }

@@ -33,7 +33,8 @@ impl PasswordReader for Files {
                 "{shown} belongs to the daemon's user, which must never hold a mailbox password; give it to root or collegium-mail"
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
         let password = text.trim();
         if password.is_empty() {
             return Err(format!("{shown} is empty"));

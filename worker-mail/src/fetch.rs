@@ -72,7 +72,10 @@ async fn collect(
 }
 
 /// Summaries of `uids`: the start of each message.
-pub async fn summaries(session: &mut ImapSession, uids: &[u32]) -> Result<Vec<Fetched>, FetchError> {
+pub async fn summaries(
+    session: &mut ImapSession,
+    uids: &[u32],
+) -> Result<Vec<Fetched>, FetchError> {
     if uids.is_empty() {
         return Ok(Vec::new());
     }
@@ -90,7 +93,13 @@ pub async fn sizes(session: &mut ImapSession, uids: &[u32]) -> Result<Vec<Fetche
     if uids.is_empty() {
         return Ok(Vec::new());
     }
-    collect(session, &uid_set(uids), "(UID FLAGS INTERNALDATE RFC822.SIZE)", false).await
+    collect(
+        session,
+        &uid_set(uids),
+        "(UID FLAGS INTERNALDATE RFC822.SIZE)",
+        false,
+    )
+    .await
 }
 
 /// One message whole where it is within [`WHOLE_BYTES`], else its headers
@@ -120,7 +129,11 @@ pub async fn search(session: &mut ImapSession, criteria: &str) -> Result<Vec<u32
 }
 
 /// The UIDs of the messages at sequence numbers `from..=to`, ascending.
-pub async fn uids_at(session: &mut ImapSession, from: u32, to: u32) -> Result<Vec<u32>, FetchError> {
+pub async fn uids_at(
+    session: &mut ImapSession,
+    from: u32,
+    to: u32,
+) -> Result<Vec<u32>, FetchError> {
     if from == 0 || from > to {
         return Ok(Vec::new());
     }

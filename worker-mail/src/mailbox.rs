@@ -42,9 +42,9 @@ impl MailboxWorker {
     }
 
     async fn session(&self, mailbox: &Mailbox) -> Result<(ImapSession, Selected), Status> {
-        imap::open(&mailbox.imap, &self.trust).await.map_err(|e| {
-            Status::unavailable(format!("mailbox {}: {e}", mailbox.address))
-        })
+        imap::open(&mailbox.imap, &self.trust)
+            .await
+            .map_err(|e| Status::unavailable(format!("mailbox {}: {e}", mailbox.address)))
     }
 }
 
@@ -147,9 +147,12 @@ async fn poll(
         // The old UIDs mean nothing now: read again from the cursor's
         // internal date; the daemon drops what it already recorded by
         // Message-ID (docs/spec-findings.md, §3.13).
-        let candidates = fetch::search(session, &format!("SINCE {}", since(cursor.last_internal_date)))
-            .await
-            .map_err(unavailable(mailbox))?;
+        let candidates = fetch::search(
+            session,
+            &format!("SINCE {}", since(cursor.last_internal_date)),
+        )
+        .await
+        .map_err(unavailable(mailbox))?;
         let mut dated = fetch::sizes(session, &candidates)
             .await
             .map_err(unavailable(mailbox))?;
@@ -230,7 +233,9 @@ impl MailboxService for MailboxWorker {
     async fn poll(&self, request: Request<PollRequest>) -> Result<Response<PollResponse>, Status> {
         let request = request.into_inner();
         if request.max == 0 {
-            return Err(Status::invalid_argument("max: a poll reads at least one arrival"));
+            return Err(Status::invalid_argument(
+                "max: a poll reads at least one arrival",
+            ));
         }
         let mailbox = self.mailbox(&request.agent)?;
         let (mut session, selected) = self.session(mailbox).await?;
@@ -274,7 +279,10 @@ impl MailboxService for MailboxWorker {
         marked.map(|()| Response::new(MarkSeenResponse {}))
     }
 
-    async fn check(&self, request: Request<CheckRequest>) -> Result<Response<CheckResponse>, Status> {
+    async fn check(
+        &self,
+        request: Request<CheckRequest>,
+    ) -> Result<Response<CheckResponse>, Status> {
         let request = request.into_inner();
         let mailbox = self.mailbox(&request.agent)?;
         let (outcome, detail) = match imap::open(&mailbox.imap, &self.trust).await {

@@ -21,10 +21,10 @@ use collegium_worker_kit::audit::AuditLog;
 use collegium_worker_kit::serve::{PeerPolicy, serve_routes};
 use collegium_worker_mail::credentials::Files;
 use collegium_worker_mail::mailbox::MailboxWorker;
+use collegium_worker_mail::privilege;
 use collegium_worker_mail::service::{MailWorker, NAMESPACE};
 use collegium_worker_mail::settings::{self, Mailboxes};
 use collegium_worker_mail::tls::Trust;
-use collegium_worker_mail::privilege;
 use nix::unistd::User;
 use tokio::signal::unix::{SignalKind, signal};
 use tonic::service::Routes;
@@ -180,7 +180,10 @@ async fn serve_until_stopped(
         )
         .with_writer(std::io::stderr)
         .init();
-    let log = AuditLog::open(&audit_dir.join(format!("{NAMESPACE}.audit.jsonl")), NAMESPACE)?;
+    let log = AuditLog::open(
+        &audit_dir.join(format!("{NAMESPACE}.audit.jsonl")),
+        NAMESPACE,
+    )?;
     let mailboxes = Arc::new(setup.mailboxes);
     let trust = Arc::new(setup.trust);
     let tools = MailWorker::new(mailboxes.clone(), trust.clone(), log);
@@ -196,9 +199,8 @@ async fn serve_until_stopped(
         allowed_uids: setup.allowed,
     };
     // An arrival's whole text travels in one poll answer.
-    let routes = Routes::new(ToolsetServer::new(tools)).add_service(
-        MailboxServer::new(inbound).max_encoding_message_size(usize::MAX),
-    );
+    let routes = Routes::new(ToolsetServer::new(tools))
+        .add_service(MailboxServer::new(inbound).max_encoding_message_size(usize::MAX));
     // The directory (mode 0750, the daemon's group) gates who reaches the
     // socket, and the peer check who is served.
     let serving = serve_routes(&socket_dir.join("toolset.sock"), 0o666, policy, routes).await?;

@@ -140,7 +140,9 @@ pub fn read(raw: &[u8], complete: bool) -> Read {
     }
     let html = (!html_parts.is_empty()).then(|| html_parts.join("\n"));
     let text = if text_parts.is_empty() {
-        html.as_deref().map(crate::html::to_text).unwrap_or_default()
+        html.as_deref()
+            .map(crate::html::to_text)
+            .unwrap_or_default()
     } else {
         text_parts.join("\n")
     };
@@ -266,7 +268,11 @@ mod tests {
         let raw = b"From: a@x.test\r\nSubject: hi\r\nContent-Type: text/plain; charset=x-klingon\r\n\r\nqapla\r\n";
         let read = read(raw, true);
         assert!(read.text.contains("qapla"));
-        assert!(read.problems.iter().any(|p| p.contains("x-klingon")), "{:?}", read.problems);
+        assert!(
+            read.problems.iter().any(|p| p.contains("x-klingon")),
+            "{:?}",
+            read.problems
+        );
     }
 
     #[test]

@@ -20,72 +20,75 @@ pub const PREVIEW_CHARS: usize = 160;
 
 /// A read that could not finish, as its result.
 enum Stop {
-    Result(ToolResult),
+    Result(Box<ToolResult>),
 }
 
 impl From<ArgumentError> for Stop {
     fn from(error: ArgumentError) -> Self {
-        Stop::Result(match error {
+        Stop::Result(Box::new(match error {
             ArgumentError::Invalid(message) => result::invalid(message),
             ArgumentError::AttachmentContent(_) => {
                 result::refusal(error.to_string(), "attachment content refused".into())
             }
-        })
+        }))
     }
 }
 
 impl From<imap::ConnectError> for Stop {
     fn from(error: imap::ConnectError) -> Self {
-        Stop::Result(result::failure(
+        Stop::Result(Box::new(result::failure(
             format!("The mailbox could not be read: {error}."),
             "mailbox unavailable".into(),
-        ))
+        )))
     }
 }
 
 impl From<fetch::FetchError> for Stop {
     fn from(error: fetch::FetchError) -> Self {
-        Stop::Result(result::failure(
+        Stop::Result(Box::new(result::failure(
             format!("The mailbox stopped answering mid-read: {error}."),
             "mailbox read failed".into(),
-        ))
+        )))
     }
 }
 
 impl From<crate::id::RefError> for Stop {
     fn from(error: crate::id::RefError) -> Self {
-        Stop::Result(match error {
+        Stop::Result(Box::new(match error {
             crate::id::RefError::Malformed(_) => result::invalid(error.to_string()),
             crate::id::RefError::Stale { .. } => {
                 result::refusal(error.to_string(), "stale message id".into())
             }
-        })
+        }))
     }
 }
 
 fn finish(outcome: Result<ToolResult, Stop>) -> ToolResult {
     match outcome {
-        Ok(result) | Err(Stop::Result(result)) => result,
+        Ok(result) => result,
+        Err(Stop::Result(result)) => *result,
     }
 }
 
 /// A fresh session, or the result saying why there is none.
-async fn session(mailbox: &Mailbox, trust: &Trust) -> Result<(ImapSession, Selected), ToolResult> {
+async fn session(
+    mailbox: &Mailbox,
+    trust: &Trust,
+) -> Result<(ImapSession, Selected), Box<ToolResult>> {
     imap::open(&mailbox.imap, trust)
         .await
-        .map_err(|error| finish(Err(error.into())))
+        .map_err(|error| Box::new(finish(Err(error.into()))))
 }
 
 pub async fn list(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResult {
-    let count = match arguments::read::<arguments::List>(bytes)
-        .and_then(|a| arguments::count(a.count))
-    {
-        Ok(count) => count,
-        Err(error) => return finish(Err(error.into())),
-    };
+    let count =
+        match arguments::read::<arguments::List>(bytes).and_then(|a| arguments::count(a.count)) {
+            Ok(count) => count,
+            Err(error) => return finish(Err(error.into())),
+        };
     let (mut session, selected) = match session(mailbox, trust).await {
         Ok(opened) => opened,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let outcome = listed(&mut session, selected, mailbox, count).await;
     imap::close(session).await;
@@ -98,32 +101,34 @@ async fn listed(
     mailbox: &Mailbox,
     count: u32,
 ) -> Result<ToolResult, Stop> {
-        if selected.exists == 0 {
-            return Ok(result::success(
-                format!("The mailbox {} holds no messages.", mailbox.address),
-                "no messages".into(),
-            ));
-        }
-        let from = selected.exists.saturating_sub(count - 1).max(1);
-        let uids = fetch::uids_at(session, from, selected.exists).await?;
-        let mut summaries = fetch::summaries(session, &uids).await?;
-        summaries.sort_by(|a, b| b.uid.cmp(&a.uid));
-        let head = format!(
-            "The mailbox {} holds {} messages; the newest {} follow, newest first.",
-            mailbox.address,
-            selected.exists,
-            summaries.len()
-        );
-        Ok(result::success(
-            entries(&head, selected.uidvalidity, &summaries),
-            format!("{} messages listed", summaries.len()),
-        ))
+    if selected.exists == 0 {
+        return Ok(result::success(
+            format!("The mailbox {} holds no messages.", mailbox.address),
+            "no messages".into(),
+        ));
+    }
+    let from = selected.exists.saturating_sub(count - 1).max(1);
+    let uids = fetch::uids_at(session, from, selected.exists).await?;
+    let mut summaries = fetch::summaries(session, &uids).await?;
+    summaries.sort_by_key(|f| std::cmp::Reverse(f.uid));
+    let head = format!(
+        "The mailbox {} holds {} messages; the newest {} follow, newest first.",
+        mailbox.address,
+        selected.exists,
+        summaries.len()
+    );
+    Ok(result::success(
+        entries(&head, selected.uidvalidity, &summaries),
+        format!("{} messages listed", summaries.len()),
+    ))
 }
 
 pub async fn search(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResult {
     let (phrase, count) = match arguments::read::<arguments::Search>(bytes).and_then(|a| {
         if a.phrase.trim().is_empty() {
-            return Err(ArgumentError::Invalid("phrase: give a phrase to search for".into()));
+            return Err(ArgumentError::Invalid(
+                "phrase: give a phrase to search for".into(),
+            ));
         }
         Ok((a.phrase, arguments::count(a.count)?))
     }) {
@@ -132,7 +137,7 @@ pub async fn search(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResul
     };
     let (mut session, selected) = match session(mailbox, trust).await {
         Ok(opened) => opened,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let outcome = searched(&mut session, selected, mailbox, (&phrase, count)).await;
     imap::close(session).await;
@@ -145,32 +150,32 @@ async fn searched(
     mailbox: &Mailbox,
     (phrase, count): (&str, u32),
 ) -> Result<ToolResult, Stop> {
-        let found = fetch::search(session, &crate::query::anywhere(&phrase)).await?;
-        if found.is_empty() {
-            return Ok(result::success(
-                format!(
-                    "No message in {} has \"{phrase}\" in its sender, subject or body.",
-                    mailbox.address
-                ),
-                "no matches".into(),
-            ));
+    let found = fetch::search(session, &crate::query::anywhere(phrase)).await?;
+    if found.is_empty() {
+        return Ok(result::success(
+            format!(
+                "No message in {} has \"{phrase}\" in its sender, subject or body.",
+                mailbox.address
+            ),
+            "no matches".into(),
+        ));
+    }
+    let newest: Vec<u32> = found.iter().rev().take(count as usize).copied().collect();
+    let mut summaries = fetch::summaries(session, &newest).await?;
+    summaries.sort_by_key(|f| std::cmp::Reverse(f.uid));
+    let head = format!(
+        "{} messages have \"{phrase}\" in their sender, subject or body; {} follow, newest first.",
+        found.len(),
+        if found.len() > summaries.len() {
+            format!("the newest {}", summaries.len())
+        } else {
+            "all".to_string()
         }
-        let newest: Vec<u32> = found.iter().rev().take(count as usize).copied().collect();
-        let mut summaries = fetch::summaries(session, &newest).await?;
-        summaries.sort_by(|a, b| b.uid.cmp(&a.uid));
-        let head = format!(
-            "{} messages have \"{phrase}\" in their sender, subject or body; {} follow, newest first.",
-            found.len(),
-            if found.len() > summaries.len() {
-                format!("the newest {}", summaries.len())
-            } else {
-                "all".to_string()
-            }
-        );
-        Ok(result::success(
-            entries(&head, selected.uidvalidity, &summaries),
-            format!("{} of {} matches", summaries.len(), found.len()),
-        ))
+    );
+    Ok(result::success(
+        entries(&head, selected.uidvalidity, &summaries),
+        format!("{} of {} matches", summaries.len(), found.len()),
+    ))
 }
 
 pub async fn open(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResult {
@@ -183,7 +188,7 @@ pub async fn open(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResult 
     };
     let (mut session, selected) = match session(mailbox, trust).await {
         Ok(opened) => opened,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let outcome = opened_message(&mut session, selected, given).await;
     imap::close(session).await;
@@ -195,26 +200,26 @@ async fn opened_message(
     selected: Selected,
     given: MessageRef,
 ) -> Result<ToolResult, Stop> {
-        let id = given.current(selected.uidvalidity)?;
-        let Some(fetched) = fetch::whole(session, id.uid).await? else {
-            return Err(gone(id));
-        };
-        if !fetched.whole {
-            return Ok(result::refusal(
-                format!(
-                    "The message {id} is {} bytes, past the {} MiB a message is opened at; only its headers could be read:\n\n{}",
-                    fetched.size,
-                    fetch::WHOLE_BYTES >> 20,
-                    String::from_utf8_lossy(&fetched.bytes)
-                ),
-                "message too large to open".into(),
-            ));
-        }
-        let read = message::read(&fetched.bytes, true);
-        Ok(result::success(
-            opened(id, &fetched, &read),
-            format!("opened {id}"),
-        ))
+    let id = given.current(selected.uidvalidity)?;
+    let Some(fetched) = fetch::whole(session, id.uid).await? else {
+        return Err(gone(id));
+    };
+    if !fetched.whole {
+        return Ok(result::refusal(
+            format!(
+                "The message {id} is {} bytes, past the {} MiB a message is opened at; only its headers could be read:\n\n{}",
+                fetched.size,
+                fetch::WHOLE_BYTES >> 20,
+                String::from_utf8_lossy(&fetched.bytes)
+            ),
+            "message too large to open".into(),
+        ));
+    }
+    let read = message::read(&fetched.bytes, true);
+    Ok(result::success(
+        opened(id, &fetched, &read),
+        format!("opened {id}"),
+    ))
 }
 
 pub async fn conversation(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> ToolResult {
@@ -227,7 +232,7 @@ pub async fn conversation(mailbox: &Mailbox, trust: &Trust, bytes: &[u8]) -> Too
     };
     let (mut session, selected) = match session(mailbox, trust).await {
         Ok(opened) => opened,
-        Err(result) => return result,
+        Err(result) => return *result,
     };
     let outcome = gathered(&mut session, selected, mailbox, given).await;
     imap::close(session).await;
@@ -240,29 +245,33 @@ async fn gathered(
     mailbox: &Mailbox,
     given: MessageRef,
 ) -> Result<ToolResult, Stop> {
-        let id = given.current(selected.uidvalidity)?;
-        let Some(start) = fetch::summaries(session, &[id.uid]).await?.into_iter().next() else {
-            return Err(gone(id));
-        };
-        let read = message::read(&start.bytes, start.whole);
-        let mut uids = vec![id.uid];
-        if let Some(criteria) = thread_criteria(&read) {
-            uids.extend(fetch::search(session, &criteria).await?);
-        }
-        uids.sort_unstable();
-        uids.dedup();
-        let mut summaries = fetch::summaries(session, &uids).await?;
-        summaries.sort_by_key(|f| f.uid);
-        let head = format!(
-            "This conversation holds {} message{} in the INBOX of {}, oldest first (replies sent from this mailbox are not kept in the INBOX).",
-            summaries.len(),
-            if summaries.len() == 1 { "" } else { "s" },
-            mailbox.address
-        );
-        Ok(result::success(
-            entries(&head, selected.uidvalidity, &summaries),
-            format!("{} messages in the conversation", summaries.len()),
-        ))
+    let id = given.current(selected.uidvalidity)?;
+    let Some(start) = fetch::summaries(session, &[id.uid])
+        .await?
+        .into_iter()
+        .next()
+    else {
+        return Err(gone(id));
+    };
+    let read = message::read(&start.bytes, start.whole);
+    let mut uids = vec![id.uid];
+    if let Some(criteria) = thread_criteria(&read) {
+        uids.extend(fetch::search(session, &criteria).await?);
+    }
+    uids.sort_unstable();
+    uids.dedup();
+    let mut summaries = fetch::summaries(session, &uids).await?;
+    summaries.sort_by_key(|f| f.uid);
+    let head = format!(
+        "This conversation holds {} message{} in the INBOX of {}, oldest first (replies sent from this mailbox are not kept in the INBOX).",
+        summaries.len(),
+        if summaries.len() == 1 { "" } else { "s" },
+        mailbox.address
+    );
+    Ok(result::success(
+        entries(&head, selected.uidvalidity, &summaries),
+        format!("{} messages in the conversation", summaries.len()),
+    ))
 }
 
 /// IMAP criteria for every message of `read`'s conversation: the messages
@@ -293,10 +302,12 @@ fn thread_criteria(read: &Read) -> Option<String> {
 }
 
 fn gone(id: MessageRef) -> Stop {
-    Stop::Result(result::refusal(
-        format!("No message {id} is in the mailbox: it was deleted or moved. List or search again."),
+    Stop::Result(Box::new(result::refusal(
+        format!(
+            "No message {id} is in the mailbox: it was deleted or moved. List or search again."
+        ),
         "no such message".into(),
-    ))
+    )))
 }
 
 /// A receipt time as the model reads it.
@@ -376,7 +387,10 @@ fn opened(id: MessageRef, fetched: &Fetched, read: &Read) -> String {
             read.attachments.len()
         ));
         for a in &read.attachments {
-            text.push_str(&format!("- {} ({}, {} bytes)\n", a.name, a.content_type, a.size));
+            text.push_str(&format!(
+                "- {} ({}, {} bytes)\n",
+                a.name, a.content_type, a.size
+            ));
         }
     }
     for problem in &read.problems {

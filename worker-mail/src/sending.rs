@@ -67,7 +67,9 @@ fn own_address(mailbox: &Mailbox) -> Result<Address, Unprepared> {
 pub fn prepare_send(mailbox: &Mailbox, bytes: &[u8]) -> Result<Outgoing, Unprepared> {
     let send: arguments::Send = arguments::read(bytes)?;
     if send.to.is_empty() {
-        return Err(Unprepared::Invalid("to: give at least one recipient".into()));
+        return Err(Unprepared::Invalid(
+            "to: give at least one recipient".into(),
+        ));
     }
     let to = arguments::addresses("to", &send.to)?;
     let cc = arguments::addresses("cc", &send.cc)?;
@@ -90,7 +92,8 @@ pub async fn prepare_reply(
 ) -> Result<Outgoing, Unprepared> {
     let reply: arguments::Reply = arguments::read(bytes)?;
     let cc = arguments::addresses("cc", &reply.cc)?;
-    let given = MessageRef::parse(&reply.message).map_err(|e| Unprepared::Invalid(e.to_string()))?;
+    let given =
+        MessageRef::parse(&reply.message).map_err(|e| Unprepared::Invalid(e.to_string()))?;
     let from = own_address(mailbox)?;
     let original = original(mailbox, trust, given).await?;
     Ok(Outgoing {

@@ -21,11 +21,11 @@ use collegium_worker_kit::sandbox;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
+use crate::reads;
 use crate::result;
 use crate::sending::{self, Unprepared};
 use crate::settings::{Mailbox, Mailboxes};
 use crate::tls::Trust;
-use crate::reads;
 
 pub const NAMESPACE: &str = "mail";
 

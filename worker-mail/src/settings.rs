@@ -204,11 +204,13 @@ fn server(
             server: name,
         });
     };
-    let password = reader.read(file).map_err(|reason| SettingsError::Password {
-        agent: agent.to_string(),
-        server: name,
-        reason,
-    })?;
+    let password = reader
+        .read(file)
+        .map_err(|reason| SettingsError::Password {
+            agent: agent.to_string(),
+            server: name,
+            reason,
+        })?;
     Ok(Server {
         host: entry.host,
         port: entry.port,

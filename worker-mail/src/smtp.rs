@@ -88,7 +88,16 @@ pub async fn send(
         Ok(connection) => connection,
         Err(reason) => return Sent::NotSent(reason),
     };
-    let sent = converse(&mut connection, server, trust, &hello, from, recipients, message).await;
+    let sent = converse(
+        &mut connection,
+        server,
+        trust,
+        &hello,
+        from,
+        recipients,
+        message,
+    )
+    .await;
     match &sent {
         Sent::Accepted(_) => {
             let _ = tokio::time::timeout(Duration::from_secs(5), connection.quit()).await;
@@ -162,12 +171,7 @@ async fn converse(
     // From here the message is on the wire: only the server's answer to
     // its final dot settles whether it was taken.
     match tokio::time::timeout(STEP, connection.message(message)).await {
-        Ok(Ok(response)) => Sent::Accepted(
-            response
-                .message()
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+        Ok(Ok(response)) => Sent::Accepted(response.message().collect::<Vec<_>>().join(" ")),
         Ok(Err(error)) if answered(&error) => Sent::Refused(format!(
             "{named} refused the message after reading it: {error}"
         )),

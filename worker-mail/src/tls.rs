@@ -57,12 +57,10 @@ impl Trust {
                     path: named.to_string(),
                     reason: e.to_string(),
                 })?;
-                store
-                    .add(certificate)
-                    .map_err(|e| TrustError::Rejected {
-                        path: named.to_string(),
-                        reason: e.to_string(),
-                    })?;
+                store.add(certificate).map_err(|e| TrustError::Rejected {
+                    path: named.to_string(),
+                    reason: e.to_string(),
+                })?;
                 any = true;
             }
             if !any {

@@ -88,11 +88,18 @@ async fn s3_13_a_renumbered_inbox_is_read_again_from_the_cursors_date() {
     rig.seed(&message(2));
     let again = poll(&rig, Some(cursor), 10).await;
     assert!(again.renumbered);
-    let ids: Vec<&str> = again.arrivals.iter().map(|a| a.message_id.as_str()).collect();
+    let ids: Vec<&str> = again
+        .arrivals
+        .iter()
+        .map(|a| a.message_id.as_str())
+        .collect();
     // Nothing skipped; what was recorded already the daemon drops by
     // Message-ID.
     assert!(ids.contains(&"note-2@outside.test"), "{ids:?}");
-    assert!(!ids.contains(&"note-0@outside.test") || cursor.last_internal_date <= again.arrivals[0].internal_date);
+    assert!(
+        !ids.contains(&"note-0@outside.test")
+            || cursor.last_internal_date <= again.arrivals[0].internal_date
+    );
     let moved = again.cursor.expect("cursor");
     assert_eq!(moved.uidvalidity, cursor.uidvalidity + 1000);
     assert!(poll(&rig, Some(moved), 10).await.arrivals.is_empty());
@@ -117,7 +124,11 @@ async fn s3_13_mark_seen_sets_the_seen_flag() {
         .await
         .expect("marked");
     let read = rig.invoke("list", serde_json::json!({})).await;
-    assert!(!support::text(&read).contains("(unread)"), "{}", support::text(&read));
+    assert!(
+        !support::text(&read).contains("(unread)"),
+        "{}",
+        support::text(&read)
+    );
     // A message gone is said, not pretended marked.
     let gone = rig
         .mailbox
@@ -146,8 +157,19 @@ async fn s3_13_a_malformed_arrival_carries_its_problems_and_never_fails_the_poll
     assert_eq!(polled.arrivals.len(), 2);
     let broken = &polled.arrivals[0];
     assert!(broken.text.contains("qapla"));
-    assert!(broken.problems.iter().any(|p| p.contains("x-klingon")), "{:?}", broken.problems);
-    assert!(broken.problems.iter().any(|p| p.contains("closing part boundary")), "{:?}", broken.problems);
+    assert!(
+        broken.problems.iter().any(|p| p.contains("x-klingon")),
+        "{:?}",
+        broken.problems
+    );
+    assert!(
+        broken
+            .problems
+            .iter()
+            .any(|p| p.contains("closing part boundary")),
+        "{:?}",
+        broken.problems
+    );
     assert!(polled.arrivals[1].problems.is_empty());
 }
 
@@ -158,7 +180,9 @@ async fn s3_13_the_check_tells_refused_from_unreachable_and_logs_no_password() {
         let mut client = rig.mailbox.clone();
         async move {
             client
-                .check(CheckRequest { agent: AGENT.into() })
+                .check(CheckRequest {
+                    agent: AGENT.into(),
+                })
                 .await
                 .expect("check")
                 .into_inner()
@@ -168,12 +192,23 @@ async fn s3_13_the_check_tells_refused_from_unreachable_and_logs_no_password() {
     assert_eq!(ok.outcome, CheckOutcome::Ok as i32, "{}", ok.detail);
     rig.dovecot.stop();
     let down = check(&rig).await;
-    assert_eq!(down.outcome, CheckOutcome::Unreachable as i32, "{}", down.detail);
-    assert!(down.detail.contains("mailbox mira@mail.test"), "{}", down.detail);
+    assert_eq!(
+        down.outcome,
+        CheckOutcome::Unreachable as i32,
+        "{}",
+        down.detail
+    );
+    assert!(
+        down.detail.contains("mailbox mira@mail.test"),
+        "{}",
+        down.detail
+    );
     let unknown = rig
         .mailbox
         .clone()
-        .check(CheckRequest { agent: "nobody".into() })
+        .check(CheckRequest {
+            agent: "nobody".into(),
+        })
         .await
         .expect_err("no mailbox");
     assert_eq!(unknown.code(), tonic::Code::NotFound);
@@ -185,9 +220,28 @@ async fn s3_13_the_check_tells_refused_from_unreachable_and_logs_no_password() {
     })
     .await;
     let refused = check(&wrong).await;
-    assert_eq!(refused.outcome, CheckOutcome::Refused as i32, "{}", refused.detail);
-    assert!(refused.detail.contains("refused the login of mira@mail.test"), "{}", refused.detail);
-    assert!(refused.detail.contains(&format!("localhost:{}", wrong.dovecot.imaps.port())));
+    assert_eq!(
+        refused.outcome,
+        CheckOutcome::Refused as i32,
+        "{}",
+        refused.detail
+    );
+    assert!(
+        refused
+            .detail
+            .contains("refused the login of mira@mail.test"),
+        "{}",
+        refused.detail
+    );
+    assert!(
+        refused
+            .detail
+            .contains(&format!("localhost:{}", wrong.dovecot.imaps.port()))
+    );
     assert!(!refused.detail.contains("not-the-password"));
-    assert!(!wrong.stderr().contains("not-the-password"), "{}", wrong.stderr());
+    assert!(
+        !wrong.stderr().contains("not-the-password"),
+        "{}",
+        wrong.stderr()
+    );
 }

@@ -52,7 +52,9 @@ async fn s3_13_list_and_open_show_mail_as_it_comes() {
         b"From: Di <di@outside.test>\r\nTo: mira@mail.test\r\nSubject: Charset\r\nMessage-ID: <charset-1@outside.test>\r\n\
           Content-Type: text/plain; charset=x-klingon\r\n\r\nqapla\r\n",
     );
-    let bomb: String = (0..3000).map(|i| format!("X-Filler-{i}: {}\r\n", "y".repeat(40))).collect();
+    let bomb: String = (0..3000)
+        .map(|i| format!("X-Filler-{i}: {}\r\n", "y".repeat(40)))
+        .collect();
     rig.seed(
         format!(
             "From: Ed <ed@outside.test>\r\nTo: mira@mail.test\r\nSubject: {}\r\nMessage-ID: <bomb-1@outside.test>\r\n{bomb}\r\nBody after the bomb.\r\n",
@@ -69,7 +71,10 @@ async fn s3_13_list_and_open_show_mail_as_it_comes() {
     // Newest first: the tide tables, seeded first, come last.
     assert!(listing.rfind("subject: Tide tables") > listing.find("subject: Charset"));
     assert!(listing.contains("subject: Tide tables"), "{listing}");
-    assert!(listing.contains("preview: High water is at 06:12 on Monday."), "{listing}");
+    assert!(
+        listing.contains("preview: High water is at 06:12 on Monday."),
+        "{listing}"
+    );
     assert!(listing.contains("attachments: yes"), "{listing}");
     let open = |id: &str| rig.invoke("open", json!({"message": id}));
 
@@ -78,7 +83,10 @@ async fn s3_13_list_and_open_show_mail_as_it_comes() {
     let tides = text(&tides);
     assert!(tides.contains("From: Ana <ana@outside.test>"), "{tides}");
     assert!(tides.contains("Attachments: none."), "{tides}");
-    assert!(tides.contains("\n\nHigh water is at 06:12 on Monday."), "{tides}");
+    assert!(
+        tides.contains("\n\nHigh water is at 06:12 on Monday."),
+        "{tides}"
+    );
 
     // HTML only: read as text, scripts and styles gone.
     let html = open(&ids[4]).await;
@@ -90,20 +98,33 @@ async fn s3_13_list_and_open_show_mail_as_it_comes() {
     // Attachments described by name, type and size, never carried.
     let charts = open(&ids[3]).await;
     let charts = text(&charts);
-    assert!(charts.contains("- charts.pdf (application/pdf, 3000 bytes)"), "{charts}");
+    assert!(
+        charts.contains("- charts.pdf (application/pdf, 3000 bytes)"),
+        "{charts}"
+    );
     assert!(!charts.contains("AAAA"), "{charts}");
 
     // Broken MIME and an unknown charset: read, and said.
     let broken = open(&ids[2]).await;
-    assert!(text(&broken).contains("Could not be read:"), "{}", text(&broken));
+    assert!(
+        text(&broken).contains("Could not be read:"),
+        "{}",
+        text(&broken)
+    );
     let charset = open(&ids[1]).await;
     let charset = text(&charset);
-    assert!(charset.contains("qapla") && charset.contains("x-klingon"), "{charset}");
+    assert!(
+        charset.contains("qapla") && charset.contains("x-klingon"),
+        "{charset}"
+    );
 
     // A header bomb: the subject cut and the cut said, the body whole.
     let bomb = open(&ids[0]).await;
     let bomb = text(&bomb);
-    assert!(bomb.contains("The Subject header is 20000 characters long"), "{bomb}");
+    assert!(
+        bomb.contains("The Subject header is 20000 characters long"),
+        "{bomb}"
+    );
     assert!(bomb.contains("header fields"), "{bomb}");
     assert!(bomb.contains("Body after the bomb."), "{bomb}");
 }
@@ -124,39 +145,61 @@ async fn s3_13_a_50_mb_attachment_is_described_not_carried() {
         "{}",
         &opened[..opened.len().min(2000)]
     );
-    assert!(opened.len() < 10_000, "the attachment's content was carried");
+    assert!(
+        opened.len() < 10_000,
+        "the attachment's content was carried"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_imap_syntax_in_a_search_phrase_is_searched_as_text() {
     let rig = Rig::start(Options::default()).await;
-    rig.seed(&plain("ana@outside.test", "Tides", "t-1@outside.test", "nothing special"));
+    rig.seed(&plain(
+        "ana@outside.test",
+        "Tides",
+        "t-1@outside.test",
+        "nothing special",
+    ));
     rig.seed(&plain(
         "ben@outside.test",
         "Odd",
         "t-2@outside.test",
         "the string \") OR ALL (\" appears here",
     ));
-    let hostile = rig.invoke("search", json!({"phrase": "\") OR ALL ("})).await;
+    let hostile = rig
+        .invoke("search", json!({"phrase": "\") OR ALL ("}))
+        .await;
     let found = text(&hostile);
     assert!(found.starts_with("1 messages have"), "{found}");
     assert!(found.contains("subject: Odd"), "{found}");
     assert!(!found.contains("subject: Tides"), "{found}");
     let by_sender = rig.invoke("search", json!({"phrase": "ana@outside"})).await;
     assert!(text(&by_sender).contains("subject: Tides"));
-    let none = rig.invoke("search", json!({"phrase": "zebra crossing"})).await;
+    let none = rig
+        .invoke("search", json!({"phrase": "zebra crossing"}))
+        .await;
     assert!(text(&none).starts_with("No message"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_a_conversation_states_its_count_and_stale_ids_are_refused() {
     let rig = Rig::start(Options::default()).await;
-    rig.seed(&plain("ana@outside.test", "Plan", "p-1@outside.test", "first"));
+    rig.seed(&plain(
+        "ana@outside.test",
+        "Plan",
+        "p-1@outside.test",
+        "first",
+    ));
     rig.seed(
         b"From: ben@outside.test\r\nTo: mira@mail.test\r\nSubject: Re: Plan\r\nMessage-ID: <p-2@outside.test>\r\n\
           In-Reply-To: <p-1@outside.test>\r\nReferences: <p-1@outside.test>\r\n\r\nsecond\r\n",
     );
-    rig.seed(&plain("cy@outside.test", "Unrelated", "u-1@outside.test", "other"));
+    rig.seed(&plain(
+        "cy@outside.test",
+        "Unrelated",
+        "u-1@outside.test",
+        "other",
+    ));
     rig.seed(
         b"From: ana@outside.test\r\nTo: mira@mail.test\r\nSubject: Re: Plan\r\nMessage-ID: <p-3@outside.test>\r\n\
           In-Reply-To: <p-2@outside.test>\r\nReferences: <p-1@outside.test> <p-2@outside.test>\r\n\r\nthird\r\n",
@@ -166,7 +209,10 @@ async fn s3_13_a_conversation_states_its_count_and_stale_ids_are_refused() {
     // The newest, the third of the plan.
     let gathered = rig.invoke("conversation", json!({"message": ids[0]})).await;
     let gathered = text(&gathered);
-    assert!(gathered.starts_with("This conversation holds 3 messages"), "{gathered}");
+    assert!(
+        gathered.starts_with("This conversation holds 3 messages"),
+        "{gathered}"
+    );
     assert!(!gathered.contains("Unrelated"), "{gathered}");
     let from_middle = rig.invoke("conversation", json!({"message": ids[2]})).await;
     assert!(text(&from_middle).starts_with("This conversation holds 3 messages"));
@@ -179,12 +225,18 @@ async fn s3_13_a_conversation_states_its_count_and_stale_ids_are_refused() {
         "{refused:?}"
     );
     let content = rig
-        .invoke("open", json!({"message": ids[0], "attachment": "charts.pdf"}))
+        .invoke(
+            "open",
+            json!({"message": ids[0], "attachment": "charts.pdf"}),
+        )
         .await;
     assert!(
         matches!(&content.outcome, Some(Outcome::Refusal(r)) if r.message.contains("never return their content")),
         "{content:?}"
     );
     let unknown = rig.invoke("list", json!({"folder": "Sent"})).await;
-    assert!(matches!(unknown.outcome, Some(Outcome::InvalidArguments(_))), "{unknown:?}");
+    assert!(
+        matches!(unknown.outcome, Some(Outcome::InvalidArguments(_))),
+        "{unknown:?}"
+    );
 }

@@ -81,9 +81,7 @@ pub enum FrameworkError {
         tool: ToolRef,
         user: &'static str,
     },
-    #[error(
-        "{error}. Agent {agent} has a mailbox: start collegium-worker-mail before the daemon"
-    )]
+    #[error("{error}. Agent {agent} has a mailbox: start collegium-worker-mail before the daemon")]
     Mailbox {
         error: Box<super::mail::MailWorkerError>,
         agent: String,
@@ -215,18 +213,20 @@ pub async fn connect_mailboxes(
             agent: agent.clone(),
         })?;
     let mut states = Vec::new();
-    for agent in loaded
-        .agents
-        .iter()
-        .filter(|a| a.settings.get("mail").and_then(|m| m.get("mailbox")).is_some())
-    {
-        let check = client
-            .check(&agent.username)
-            .await
-            .map_err(|error| FrameworkError::Mailbox {
-                error: Box::new(error),
-                agent: agent.username.clone(),
-            })?;
+    for agent in loaded.agents.iter().filter(|a| {
+        a.settings
+            .get("mail")
+            .and_then(|m| m.get("mailbox"))
+            .is_some()
+    }) {
+        let check =
+            client
+                .check(&agent.username)
+                .await
+                .map_err(|error| FrameworkError::Mailbox {
+                    error: Box::new(error),
+                    agent: agent.username.clone(),
+                })?;
         match check {
             super::mail::Check::Refused(detail) => {
                 return Err(FrameworkError::MailboxRefused {

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use collegium_proto::mail::v1::mailbox_client::MailboxClient;
 use collegium_proto::toolset::v1::toolset_client::ToolsetClient;
 use collegium_proto::toolset::v1::{
-    Call, DescribeRequest, InvokeRequest, RenderRequest, RenderResponse, ToolResult,
-    invoke_event, tool_result,
+    Call, DescribeRequest, InvokeRequest, RenderRequest, RenderResponse, ToolResult, invoke_event,
+    tool_result,
 };
 use collegium_worker_kit::admission::now_ms;
 use collegium_worker_kit::grant::GrantSigner;
@@ -74,8 +74,8 @@ fn dir_for(path: &Path, owner: &Account, mode: u32) {
 impl Rig {
     pub async fn start(options: Options) -> Self {
         let account = account();
-        let dovecot = Dovecot::start(&[User::new(ADDRESS, PASSWORD)])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dovecot =
+            Dovecot::start(&[User::new(ADDRESS, PASSWORD)]).unwrap_or_else(|e| panic!("{e}"));
         let smtpd = Smtpd::start(dovecot.lmtp).unwrap_or_else(|e| panic!("{e}"));
         let relay = options
             .cut_after_dot
@@ -340,6 +340,11 @@ pub fn ids(listing: &str) -> Vec<String> {
     listing
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- message "))
-        .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_string())
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect()
 }

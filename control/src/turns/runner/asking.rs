@@ -415,7 +415,10 @@ pub(super) enum Asked {
     /// The call is refused before any person is asked, with this text,
     /// which the model reads (§7.2): its payload cannot be shown a person,
     /// or the toolset found its arguments wrong while rendering it.
-    Unshowable { text: String, reason: String },
+    Unshowable {
+        text: String,
+        reason: String,
+    },
 }
 
 /// The call whose prompt could not be asked, or whose wait a person's stop
