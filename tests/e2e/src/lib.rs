@@ -5,6 +5,7 @@
 
 pub mod browser_worker;
 pub mod fixture;
+pub mod mail_worker;
 pub mod people;
 pub mod procs;
 pub mod scenario;
