@@ -1,9 +1,10 @@
-//! The framework workers' own OS users (§3.4, ARCHITECTURE §4): the PDF
-//! worker runs as `collegium-pdf`, the browser worker as
-//! `collegium-browser` and the mail worker as `collegium-mail`, each a system user with a group of its own name, no
-//! login shell and no home, so a parser or a browser taken over holds
-//! nothing of the daemon's, an agent's or the other worker's. Made once;
-//! a run over a host that has them changes nothing.
+//! The framework workers' own OS users (§3.4, §3.13, ARCHITECTURE §4): the
+//! PDF worker runs as `collegium-pdf`, the browser worker as
+//! `collegium-browser` and the mail worker as `collegium-mail`, each a
+//! system user with a group of its own name, no login shell and no home, so
+//! a parser, a browser or a mail client taken over holds nothing of the
+//! daemon's, an agent's or another worker's. Made once; a run over a host
+//! that has them changes nothing.
 
 use std::process::Command;
 
