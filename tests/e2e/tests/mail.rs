@@ -194,7 +194,7 @@ async fn s3_13_the_configuration_check_refuses_a_password_the_daemon_could_read(
     servers.configure(&h, PASSWORD);
     let text = std::fs::read_to_string(&h.config).expect("config");
     let inline = text.replacen(
-        &format!("password = {{ file = "),
+        "password = { file = ",
         &format!("password = {{ value = \"{PASSWORD}\" }}\n# was: password = {{ file = "),
         1,
     );
