@@ -31,6 +31,7 @@ CREATE TABLE triggers (
 );
 CREATE INDEX triggers_by_channel ON triggers (channel_id, status, id);
 CREATE INDEX triggers_by_agent ON triggers (agent, status);
+CREATE INDEX triggers_by_reference ON triggers (agent, source, reference);
 CREATE UNIQUE INDEX triggers_by_announcement ON triggers (announcement_post_id)
     WHERE announcement_post_id IS NOT NULL;
 

@@ -8,8 +8,8 @@
 //! plugin user is ever in; the plugin tree open to the daemon and the
 //! plugin users (`plugin_group`); and an nftables table rejecting the
 //! agents' users' connections to the callback port (`reach`, §6.4); and
-//! the framework workers' own users, `collegium-pdf` and
-//! `collegium-browser` (`framework_users`, §3.4). Every
+//! the framework workers' own users, `collegium-pdf`, `collegium-browser`
+//! and `collegium-mail` (`framework_users`, §3.4, §3.13). Every
 //! run converges; a second run changes nothing, and each change is printed.
 
 pub mod framework_users;

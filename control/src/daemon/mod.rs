@@ -172,6 +172,18 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let pdf = crate::workers::framework::connect_pdf(&loaded, &toolsets.registry)
             .await?
             .map(std::sync::Arc::new);
+        // Every mailbox is proved at boot: refused credentials refuse it
+        // (§3.13); an unreachable server is said and polling goes on.
+        let mailboxes =
+            crate::workers::framework::connect_mailboxes(&loaded, &toolsets.registry).await?;
+        let mut mail_unreachable = std::collections::BTreeMap::new();
+        for state in mailboxes.iter().flat_map(|(_, states)| states) {
+            if let crate::workers::mail::Check::Unreachable(detail) = &state.check {
+                tracing::warn!(agent = %state.agent, %detail, "a mailbox could not be reached at boot");
+                mail_unreachable.insert(state.agent.clone(), detail.clone());
+            }
+        }
+        let mail = mailboxes.map(|(worker, _)| std::sync::Arc::new(worker));
         // Every grant is served before this boot counts as a run (A4).
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
         let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
@@ -191,7 +203,8 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
                 registry: &toolsets.registry,
                 workers,
                 pdf,
-                mail: None,
+                mail,
+                mail_unreachable,
                 offered,
                 signer,
                 store: store.clone(),

@@ -45,7 +45,10 @@ pub struct Boot<'a> {
     /// The PDF reader, where an agent holds `web::fetch` (§3.4).
     pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
     /// The mailboxes, where an agent has one (§3.13).
-    pub mail: Option<Arc<dyn crate::workers::mailbox::MailSource>>,
+    pub mail: Option<Arc<crate::workers::mail::MailWorker>>,
+    /// Why each mailbox that could not be reached at boot could not, by
+    /// agent: its channel is told, and polling goes on (§3.13).
+    pub mail_unreachable: BTreeMap<String, String>,
     /// The tools each agent is offered, every grant served (`grants.rs`).
     pub offered: BTreeMap<String, Vec<ToolRef>>,
     pub signer: collegium_worker_kit::grant::GrantSigner,
@@ -62,7 +65,7 @@ pub struct Boot<'a> {
 /// Starts the agents, serving callbacks on the listener bound before the
 /// workers' handshakes.
 pub async fn start(
-    boot: Boot<'_>,
+    mut boot: Boot<'_>,
     callbacks: tokio::net::TcpListener,
 ) -> Result<Running, DaemonError> {
     let base = Rest::new(&boot.loaded.config.mattermost.url).map_err(DaemonError::Http)?;
@@ -75,6 +78,7 @@ pub async fn start(
     let loaded = boot.loaded;
     let credentials = boot.credentials;
     let store = boot.store.clone();
+    let mail_unreachable = std::mem::take(&mut boot.mail_unreachable);
     let services = Arc::new(context(boot, seats, system_bot, post_limit.clone()));
     // Every schedule's channel is a target for its agent, or boot refuses
     // naming it (§4.2).
@@ -82,13 +86,14 @@ pub async fn start(
     let schedule_targets = crate::triggers::scheduler::targets(&services, &schedules)
         .await
         .map_err(|e| DaemonError::Triggers(e.to_string()))?;
-    // Every mailbox is proven: its announcement channel is a target and the
-    // server takes its credentials, or boot refuses naming it (§3.13).
+    // Every mailbox announces in a channel its agent is in, or boot refuses
+    // naming it; its credentials were proven as the worker connected
+    // (§3.13).
     let mailboxes = match &services.mail {
-        Some(source) => crate::triggers::mail_poll::prove(
+        Some(_) => crate::triggers::mail_poll::prove(
             &services,
-            source.as_ref(),
             crate::triggers::mail_poll::mailboxes(loaded),
+            &mail_unreachable,
         )
         .await
         .map_err(|e| DaemonError::Triggers(e.to_string()))?,

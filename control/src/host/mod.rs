@@ -30,8 +30,11 @@ pub const USER_NAME_MAX: usize = 32;
 /// (ARCHITECTURE §4): each its own, so a compromised browser reaches nothing
 /// the PDF reader holds, and neither reaches an agent's files. The
 /// provisioner makes them; the daemon holds each worker to its user.
-pub const WORKER_USERS: &[(&str, &str)] =
-    &[("browser", "collegium-browser"), ("pdf", "collegium-pdf")];
+pub const WORKER_USERS: &[(&str, &str)] = &[
+    ("browser", "collegium-browser"),
+    ("pdf", "collegium-pdf"),
+    ("mail", "collegium-mail"),
+];
 
 /// The OS user the framework worker of `class` runs as, where it has one of
 /// its own (the shell worker runs as root).

@@ -39,7 +39,7 @@ pub struct Services {
     /// The PDF reader, where an agent holds `web::fetch` (§3.4).
     pub pdf: Option<Arc<crate::workers::pdf::PdfWorker>>,
     /// The mailboxes, where an agent has one (§3.13).
-    pub mail: Option<Arc<dyn crate::workers::mailbox::MailSource>>,
+    pub mail: Option<Arc<crate::workers::mail::MailWorker>>,
     pub signer: GrantSigner,
     pub post_limit: PostLimit,
     pub boot_id: String,

@@ -180,22 +180,21 @@ impl Store {
 
     /// Records what one poll of a mailbox read and moves its cursor, in one
     /// transaction: a crash before the commit records none of it and reads
-    /// it again, so each arrival is recorded once (§3.13). Where the
-    /// mailbox was renumbered, an arrival whose Message-ID is already
-    /// recorded for the agent is the same message read again and is
-    /// dropped (`docs/spec-findings.md`, §3.13). Returns the ids recorded.
+    /// it again, so each arrival is recorded once (§3.13). An arrival whose
+    /// Message-ID is already recorded for the agent is the same message read
+    /// again — a renumbered mailbox, a copy delivered twice — and is dropped
+    /// (`docs/spec-findings.md`, §3.13). Returns the ids recorded.
     pub fn record_mail(
         &mut self,
         agent: &str,
         cursor: MailCursor,
         arrivals: &[NewTrigger],
-        renumbered: bool,
         now: Millis,
     ) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
         let mut ids = Vec::new();
         for arrival in arrivals {
-            if renumbered && !arrival.reference.is_empty() {
+            if !arrival.reference.is_empty() {
                 let known: Option<i64> = tx
                     .query_row(
                         "SELECT id FROM triggers
@@ -518,7 +517,7 @@ mod tests {
         let (_dir, mut store) = open();
         assert_eq!(store.mail_cursor("mira").expect("cursor"), None);
         let ids = store
-            .record_mail("mira", CURSOR, &[mail("a@x"), mail("b@x")], false, 1)
+            .record_mail("mira", CURSOR, &[mail("a@x"), mail("b@x")], 1)
             .expect("record");
         assert_eq!(ids.len(), 2);
         assert_eq!(store.mail_cursor("mira").expect("cursor"), Some(CURSOR));
@@ -532,10 +531,10 @@ mod tests {
     fn s3_13_a_renumbered_mailbox_read_again_records_nothing_twice() {
         let (_dir, mut store) = open();
         store
-            .record_mail("mira", CURSOR, &[mail("a@x")], false, 1)
+            .record_mail("mira", CURSOR, &[mail("a@x")], 1)
             .expect("record");
         let again = store
-            .record_mail("mira", CURSOR, &[mail("a@x"), mail("c@x")], true, 2)
+            .record_mail("mira", CURSOR, &[mail("a@x"), mail("c@x")], 2)
             .expect("record");
         assert_eq!(again.len(), 1, "only the message not seen before");
         assert_eq!(

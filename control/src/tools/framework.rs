@@ -197,6 +197,33 @@ fn mail_server() -> Value {
     })
 }
 
+/// How many messages a mail listing shows (the mail worker's bounds).
+fn mail_count() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 50, "description": "How many messages, 20 when not given."})
+}
+
+/// A mail tool that takes one message id.
+fn mail_message_only(description: &str) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["message"],
+        "properties": {"message": {"type": "string", "minLength": 1, "description": description}}
+    })
+}
+
+/// Recipients: plain addresses only, so what a person approves names each
+/// recipient and nothing hides behind a display name (§3.13). The worker
+/// parses each again and refuses what does not parse before any prompt.
+fn mail_addresses(description: &str, at_least: u64) -> Value {
+    json!({
+        "type": "array",
+        "minItems": at_least,
+        "items": {"type": "string", "pattern": "^[^@\\s<>(),;:\"\\[\\]\\\\]+@[^@\\s<>(),;:\"\\[\\]\\\\]+$"},
+        "description": description
+    })
+}
+
 pub fn declarations() -> Vec<ToolsetDeclaration> {
     use Host::{Daemon, Worker};
     use ToolsetKind::{Core, Framework};
@@ -553,12 +580,51 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 }
             }),
             vec![
-                Tool::read("list", "List messages in the mailbox."),
-                Tool::read("search", "Search the mailbox for one phrase."),
-                Tool::read("open", "Open one message: its whole body and its attachments described."),
-                Tool::read("conversation", "Gather the messages of one conversation."),
-                Tool::new("send", "Send a new message.").approval(),
-                Tool::new("reply", "Reply within a conversation.").approval(),
+                Tool::read("list", "List the newest messages in your mailbox: for each its id, sender, subject, receipt time, whether it has attachments and a short preview.")
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {"count": mail_count()}
+                    })),
+                Tool::read("search", "Search your mailbox for one phrase in the sender, the subject or the body; newest matches first, listed as mail::list lists.")
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["phrase"],
+                        "properties": {
+                            "phrase": {"type": "string", "minLength": 1, "maxLength": 400, "description": "The phrase, matched as text."},
+                            "count": mail_count()
+                        }
+                    })),
+                Tool::read("open", "Open one message: its headers, its whole body (HTML read as text) and its attachments described by name, type and size. Attachment content is never given.")
+                    .parameters(mail_message_only("The message's id, as mail::list, mail::search or mail::conversation gives it.")),
+                Tool::read("conversation", "List every message of the conversation one message belongs to, oldest first, with how many there are.")
+                    .parameters(mail_message_only("The id of any message of the conversation.")),
+                Tool::new("send", "Send a new message from your mailbox. A person approves it first, reading every recipient, the subject and the whole body. There is no blind copy.")
+                    .approval()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["to", "subject", "body"],
+                        "properties": {
+                            "to": mail_addresses("The recipients, each a plain address (name@example.org).", 1),
+                            "cc": mail_addresses("Recipients copied openly, each a plain address.", 0),
+                            "subject": {"type": "string", "maxLength": 998, "description": "The subject line."},
+                            "body": {"type": "string", "minLength": 1, "description": "The whole body, in markdown where the mailbox sends HTML."}
+                        }
+                    })),
+                Tool::new("reply", "Reply to a message, to its sender (or its Reply-To), threaded under it. A person approves it first, reading every recipient, the subject and the whole body.")
+                    .approval()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["message", "body"],
+                        "properties": {
+                            "message": {"type": "string", "minLength": 1, "description": "The id of the message replied to."},
+                            "body": {"type": "string", "minLength": 1, "description": "The whole body of the reply."},
+                            "cc": mail_addresses("Recipients copied openly, each a plain address.", 0)
+                        }
+                    })),
             ],
         ),
     ]

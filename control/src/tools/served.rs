@@ -39,7 +39,20 @@ pub const WORKER_TOOLS: &[(&str, &[&str])] = &[
             "navigate", "click", "fill", "hover", "select", "fetch", "search",
         ],
     ),
+    (
+        "mail",
+        &["list", "search", "open", "conversation", "send", "reply"],
+    ),
 ];
+
+/// The framework workers that render their gated calls' approval payloads
+/// themselves (§3.7): a mail send is shown as the message it will be.
+pub const RENDERS_PAYLOAD: &[&str] = &["mail"];
+
+/// Whether the toolset hosted by `host` renders its own approval payload.
+pub fn renders_payload(host: &Host) -> bool {
+    matches!(host, Host::Worker(class) if RENDERS_PAYLOAD.contains(&class.as_str()))
+}
 
 /// Whether this build's worker of `class` serves `tool`.
 pub fn worker_serves(class: &str, tool: &str) -> bool {
@@ -108,11 +121,11 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["memory", "tasks", "conversations", "mail"] {
+        for namespace in ["memory", "tasks", "conversations"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web"] {
+        for namespace in ["workspace", "ask", "shell", "web", "mail"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }

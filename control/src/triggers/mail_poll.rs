@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use collegium_proto::mail::v1::{Arrival, CheckOutcome};
+use collegium_proto::mail::v1::Arrival;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
@@ -22,7 +22,7 @@ use crate::config::LoadedConfig;
 use crate::lanes::LaneInput;
 use crate::services::Services;
 use crate::store::{MailCursor, NewTrigger, TriggerSource};
-use crate::workers::mailbox::MailSource;
+use crate::workers::mail::{Cursor, MailWorker};
 
 /// Arrivals recorded per poll: a backlog of 200 drains in 20 polls rather
 /// than at once (§3.13).
@@ -65,22 +65,14 @@ pub fn mailboxes(loaded: &LoadedConfig) -> Vec<Mailbox> {
         .collect()
 }
 
-/// Why boot refuses a mailbox (§3.13): what waiting cannot fix.
+/// A mailbox whose announcement channel is no target for its agent: boot
+/// refuses it (§3.13), as it refuses credentials the server turned down
+/// (`workers::framework::connect_mailboxes`).
 #[derive(Debug, thiserror::Error)]
-pub enum MailboxRefused {
-    #[error("agents.{agent}.settings.mail.mailbox.announce_channel: {refusal}")]
-    Channel {
-        agent: String,
-        refusal: IntakeRefusal,
-    },
-    #[error(
-        "agents.{agent}.settings.mail.mailbox: the server refused the credentials of {address}: {detail}"
-    )]
-    Credentials {
-        agent: String,
-        address: String,
-        detail: String,
-    },
+#[error("agents.{agent}.settings.mail.mailbox.announce_channel: {refusal}")]
+pub struct MailboxRefused {
+    pub agent: String,
+    pub refusal: IntakeRefusal,
 }
 
 /// A mailbox proven at boot, and whether it answered.
@@ -92,40 +84,27 @@ pub struct Proven {
     pub unreachable: Option<String>,
 }
 
-/// Proves every mailbox at boot: an announcement channel that is a direct
-/// message or lacks the agent, and credentials the server refuses, refuse
-/// boot naming the mailbox; a server that does not answer does not.
+/// Checks every mailbox's announcement channel at boot: a direct message or
+/// a channel without the agent refuses boot naming the mailbox's key.
+/// `unreachable` holds, by agent, why a server did not answer the boot
+/// check; that is no refusal.
 pub async fn prove(
     services: &Services,
-    source: &dyn MailSource,
     mailboxes: Vec<Mailbox>,
+    unreachable: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<Proven>, MailboxRefused> {
     let mut proven = Vec::new();
     for mailbox in mailboxes {
         let channel_id = intake::target(services, &mailbox.agent, &mailbox.channel)
             .await
-            .map_err(|refusal| MailboxRefused::Channel {
+            .map_err(|refusal| MailboxRefused {
                 agent: mailbox.agent.clone(),
                 refusal,
             })?;
-        let unreachable = match source.check(&mailbox.agent).await {
-            Ok(answer) => match CheckOutcome::try_from(answer.outcome) {
-                Ok(CheckOutcome::Ok) => None,
-                Ok(CheckOutcome::Refused) => {
-                    return Err(MailboxRefused::Credentials {
-                        agent: mailbox.agent.clone(),
-                        address: mailbox.address.clone(),
-                        detail: answer.detail,
-                    });
-                }
-                _ => Some(answer.detail),
-            },
-            Err(error) => Some(error.to_string()),
-        };
         proven.push(Proven {
+            unreachable: unreachable.get(&mailbox.agent).cloned(),
             mailbox,
             channel_id,
-            unreachable,
         });
     }
     Ok(proven)
@@ -134,7 +113,7 @@ pub async fn prove(
 /// Polls one mailbox until `stop`.
 pub fn spawn(
     services: Arc<Services>,
-    source: Arc<dyn MailSource>,
+    source: Arc<MailWorker>,
     proven: Proven,
     lanes: mpsc::Sender<LaneInput>,
     mut stop: watch::Receiver<bool>,
@@ -152,9 +131,7 @@ pub fn spawn(
         }
         info!(agent = %mailbox.agent, mailbox = %mailbox.address, "mail poll running");
         loop {
-            let wait = match poll_once(&services, source.as_ref(), &mailbox, &channel_id, &lanes)
-                .await
-            {
+            let wait = match poll_once(&services, &source, &mailbox, &channel_id, &lanes).await {
                 Ok(more) => {
                     if !reachable {
                         notice_recovered(&services, &mailbox, &channel_id).await;
@@ -187,7 +164,7 @@ pub fn spawn(
 /// cursor's move in one transaction. Whether more wait.
 async fn poll_once(
     services: &Services,
-    source: &dyn MailSource,
+    source: &MailWorker,
     mailbox: &Mailbox,
     channel_id: &str,
     lanes: &mpsc::Sender<LaneInput>,
@@ -198,6 +175,11 @@ async fn poll_once(
         .call(move |s| s.mail_cursor(&agent))
         .await
         .map_err(|e| format!("the store could not be read: {e}"))?;
+    let cursor = cursor.map(|c| Cursor {
+        uidvalidity: c.uidvalidity,
+        last_uid: c.last_uid,
+        last_internal_date: c.last_internal_date,
+    });
     let polled = source
         .poll(&mailbox.agent, cursor, BATCH)
         .await
@@ -215,11 +197,11 @@ async fn poll_once(
         .iter()
         .map(|arrival| recorded(&mailbox.agent, channel_id, arrival))
         .collect();
-    let (agent, renumbered) = (mailbox.agent.clone(), polled.renumbered);
+    let agent = mailbox.agent.clone();
     let now = chrono::Utc::now().timestamp_millis();
     let ids = services
         .store
-        .call(move |s| s.record_mail(&agent, next, &arrivals, renumbered, now))
+        .call(move |s| s.record_mail(&agent, next, &arrivals, now))
         .await
         .map_err(|e| format!("the store could not record the arrivals: {e}"))?;
     if !ids.is_empty() {

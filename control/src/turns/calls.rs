@@ -715,6 +715,10 @@ pub enum Rendering {
     Rendered { payload: String, command: bool },
     /// The plugin could not render it: why, in the framework's words.
     Unavailable(String),
+    /// A framework worker refused the call while rendering it (its
+    /// arguments, or a value the domain refuses): in the worker's words,
+    /// for the model, and no person is asked.
+    Refused(String),
 }
 
 /// The plugin's rendering of a gated call, from the arguments and settings
@@ -746,13 +750,26 @@ pub async fn render(
                 Rendering::Unavailable("it did not say what kind of payload it rendered".into())
             }
         },
+        // Only a framework worker's words reach the model this way: a
+        // plugin's error stays in the log (§3.14).
+        Err(RenderError::Refused(message))
+            if scope
+                .services
+                .registry
+                .toolset(&tool.namespace)
+                .is_some_and(|t| matches!(t.host, crate::tools::Host::Worker(_))) =>
+        {
+            Rendering::Refused(format!("The call did not run: {message}"))
+        }
         Err(error) => {
             tracing::warn!(%tool, %error, "the plugin could not render an approval payload");
             Rendering::Unavailable(match error {
                 RenderError::TimedOut(within) => {
                     format!("it did not answer within {} s", within.as_secs())
                 }
-                RenderError::Failed(_) => "it answered with an error".into(),
+                RenderError::Failed(_) | RenderError::Refused(_) => {
+                    "it answered with an error".into()
+                }
             })
         }
     }

@@ -99,6 +99,10 @@ pub enum RenderError {
     TimedOut(Duration),
     #[error("it answered with an error: {0}")]
     Failed(String),
+    /// It refused the call itself while rendering it: its arguments, or a
+    /// value its domain refuses (a mail address that does not parse).
+    #[error("it refused the call: {0}")]
+    Refused(String),
 }
 
 /// How a call ended, as the turn reads it.
@@ -361,6 +365,14 @@ impl Worker {
         };
         match tokio::time::timeout(within, self.client.clone().render(request)).await {
             Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status))
+                if matches!(
+                    status.code(),
+                    tonic::Code::InvalidArgument | tonic::Code::OutOfRange
+                ) =>
+            {
+                Err(RenderError::Refused(status.message().to_string()))
+            }
             Ok(Err(status)) => Err(RenderError::Failed(status.message().to_string())),
             Err(_) => Err(RenderError::TimedOut(within)),
         }
@@ -557,7 +569,7 @@ fn to_millis(ms: u64) -> crate::store::Millis {
 }
 
 /// A transport error with its causes, which is where the reason lives.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -2,7 +2,7 @@
 //! starts (systemd units, each under its own user), which the daemon only
 //! connects to. Each is held to the sandbox its class needs; a worker an
 //! agent's grants need that is missing or weaker refuses boot, naming it.
-//! The shell and browser workers are built so far.
+//! The shell, browser, PDF and mail workers are built so far.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -64,6 +64,32 @@ pub enum FrameworkError {
         "an agent holds {tool}, served by the browser worker as the OS user {user}, which does not exist on this host; run collegium-provision host --config FILE as root"
     )]
     WorkerUser { tool: ToolRef, user: &'static str },
+    #[error(
+        "agent {agent} holds {tool}, served by the mail worker as the OS user {user}, which does not exist on this host; run collegium-provision host --config FILE as root"
+    )]
+    MailUser {
+        agent: String,
+        tool: ToolRef,
+        user: &'static str,
+    },
+    #[error(
+        "{error}. Agent {agent} holds {tool}: start collegium-worker-mail (as root, which drops to {user}, or as {user}) before the daemon"
+    )]
+    Mail {
+        error: Box<WorkerError>,
+        agent: String,
+        tool: ToolRef,
+        user: &'static str,
+    },
+    #[error("{error}. Agent {agent} has a mailbox: start collegium-worker-mail before the daemon")]
+    Mailbox {
+        error: Box<super::mail::MailWorkerError>,
+        agent: String,
+    },
+    /// The mailbox's server refused its credentials: waiting cannot fix it
+    /// (§3.13).
+    #[error("agent {agent}: the mailbox's credentials were refused, so boot is refused: {detail}")]
+    MailboxRefused { agent: String, detail: String },
 }
 
 /// Connects to every framework worker some agent's grants need, after
@@ -80,7 +106,141 @@ pub async fn connect(
     if let Some(browser) = connect_browser(loaded, registry, signer).await? {
         workers.insert("web".to_string(), Arc::new(browser));
     }
+    if let Some(mail) = connect_mail(loaded, registry, signer).await? {
+        workers.insert("mail".to_string(), Arc::new(mail));
+    }
     Ok(workers)
+}
+
+/// The first agent holding a mail tool this build serves, and the tool.
+fn mail_holder(loaded: &LoadedConfig, registry: &Registry) -> Option<(String, ToolRef)> {
+    let declaration = registry.toolset("mail")?;
+    declaration
+        .tools
+        .iter()
+        .map(|t| ToolRef::new("mail", &t.name))
+        .filter(|t| is_built(registry, t))
+        .find_map(|t| {
+            loaded
+                .agents
+                .iter()
+                .find(|a| a.holds(&t))
+                .map(|a| (a.username.clone(), t))
+        })
+}
+
+/// The mail worker's user, where it exists on this host.
+fn mail_account(agent: &str, tool: &ToolRef) -> Result<nix::unistd::User, FrameworkError> {
+    let user = crate::host::worker_user("mail").unwrap_or("collegium-mail");
+    match nix::unistd::User::from_name(user) {
+        Ok(Some(account)) => Ok(account),
+        _ => Err(FrameworkError::MailUser {
+            agent: agent.to_string(),
+            tool: tool.clone(),
+            user,
+        }),
+    }
+}
+
+/// The mail worker's `Toolset`, where some agent holds a mail tool
+/// (§3.13). It runs as its own user (root only long enough to read the
+/// password files) and is held to it: no capability in any set, and
+/// no-new-privileges.
+pub async fn connect_mail(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+    signer: &GrantSigner,
+) -> Result<Option<Worker>, FrameworkError> {
+    let Some((agent, tool)) = mail_holder(loaded, registry) else {
+        return Ok(None);
+    };
+    let Some(declaration) = registry.toolset("mail") else {
+        return Ok(None);
+    };
+    let account = mail_account(&agent, &tool)?;
+    let user = crate::host::worker_user("mail").unwrap_or("collegium-mail");
+    let spec = WorkerSpec {
+        socket: socket(loaded, "mail"),
+        served_by: Some(account.uid.as_raw()),
+        declaration: declaration.clone(),
+        sandbox: SandboxExpectation {
+            uid: account.uid.as_raw(),
+            gid: account.gid.as_raw(),
+            allowed_capabilities: 0,
+            landlock_floor: None,
+            command_cgroups: false,
+            command_namespaces: &[],
+            command_bounds: &[],
+        },
+    };
+    let worker = Worker::connect(&spec, signer)
+        .await
+        .map_err(|error| FrameworkError::Mail {
+            error: Box::new(error),
+            agent,
+            tool,
+            user,
+        })?;
+    tracing::info!(worker = "mail", "framework worker ready");
+    Ok(Some(worker))
+}
+
+/// One mailbox as the boot check found it (§3.13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailboxState {
+    pub agent: String,
+    /// `Ok` or `Unreachable`: a refused mailbox refuses boot instead.
+    pub check: super::mail::Check,
+}
+
+/// The mail worker's `Mailbox` service and the boot check of every
+/// agent's mailbox, where some agent has one. A mailbox whose server
+/// refused its credentials refuses boot, naming the agent, the mailbox and
+/// the server; one that could not be reached does not: it is returned, for
+/// the announcement channel to be told while polling goes on.
+pub async fn connect_mailboxes(
+    loaded: &LoadedConfig,
+    registry: &Registry,
+) -> Result<Option<(super::mail::MailWorker, Vec<MailboxState>)>, FrameworkError> {
+    let Some((agent, tool)) = mail_holder(loaded, registry) else {
+        return Ok(None);
+    };
+    let account = mail_account(&agent, &tool)?;
+    let client = super::mail::MailWorker::connect(&socket(loaded, "mail"), account.uid.as_raw())
+        .await
+        .map_err(|error| FrameworkError::Mailbox {
+            error: Box::new(error),
+            agent: agent.clone(),
+        })?;
+    let mut states = Vec::new();
+    for agent in loaded.agents.iter().filter(|a| {
+        a.settings
+            .get("mail")
+            .and_then(|m| m.get("mailbox"))
+            .is_some()
+    }) {
+        let check =
+            client
+                .check(&agent.username)
+                .await
+                .map_err(|error| FrameworkError::Mailbox {
+                    error: Box::new(error),
+                    agent: agent.username.clone(),
+                })?;
+        match check {
+            super::mail::Check::Refused(detail) => {
+                return Err(FrameworkError::MailboxRefused {
+                    agent: agent.username.clone(),
+                    detail,
+                });
+            }
+            check => states.push(MailboxState {
+                agent: agent.username.clone(),
+                check,
+            }),
+        }
+    }
+    Ok(Some((client, states)))
 }
 
 async fn connect_shell(

@@ -6,7 +6,7 @@ pub mod declarations;
 pub mod dispatch;
 pub mod framework;
 pub mod handshake;
-pub mod mailbox;
+pub mod mail;
 pub mod pdf;
 pub mod pdf_text;
 pub mod plugins;

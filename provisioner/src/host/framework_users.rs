@@ -1,9 +1,10 @@
-//! The framework workers' own OS users (§3.4, ARCHITECTURE §4): the PDF
-//! worker runs as `collegium-pdf` and the browser worker as
-//! `collegium-browser`, each a system user with a group of its own name, no
-//! login shell and no home, so a parser or a browser taken over holds
-//! nothing of the daemon's, an agent's or the other worker's. Made once;
-//! a run over a host that has them changes nothing.
+//! The framework workers' own OS users (§3.4, §3.13, ARCHITECTURE §4): the
+//! PDF worker runs as `collegium-pdf`, the browser worker as
+//! `collegium-browser` and the mail worker as `collegium-mail`, each a
+//! system user with a group of its own name, no login shell and no home, so
+//! a parser, a browser or a mail client taken over holds nothing of the
+//! daemon's, an agent's or another worker's. Made once; a run over a host
+//! that has them changes nothing.
 
 use std::process::Command;
 
@@ -13,13 +14,17 @@ use super::{HostError, Outcome, lookup_user, run};
 
 /// The users the framework's workers run as (the daemon holds each worker
 /// to the same names, `collegium_control::host::WORKER_USERS`).
-pub const FRAMEWORK_USERS: &[&str] = &["collegium-pdf", "collegium-browser"];
+pub const FRAMEWORK_USERS: &[&str] = &["collegium-pdf", "collegium-browser", "collegium-mail"];
 
 /// Each unprivileged worker's directories, by its user: its socket's, named
 /// for what it serves, under the runtime directory (the worker's, the
 /// daemon's group passing: mode 0750), and its audit log's under the audit
 /// directory (the worker's alone: 0700).
-pub const WORKER_DIRS: &[(&str, &str)] = &[("collegium-browser", "web"), ("collegium-pdf", "pdf")];
+pub const WORKER_DIRS: &[(&str, &str)] = &[
+    ("collegium-browser", "web"),
+    ("collegium-pdf", "pdf"),
+    ("collegium-mail", "mail"),
+];
 
 /// Where a user without a home is pointed: a directory that does not
 /// exist, as Debian's system users have.

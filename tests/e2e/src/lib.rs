@@ -5,6 +5,7 @@
 
 pub mod browser_worker;
 pub mod fixture;
+pub mod mail_worker;
 pub mod people;
 pub mod procs;
 pub mod scenario;
@@ -287,17 +288,17 @@ grants = ["ask"]
         std::fs::write(&self.config, text).expect("write config");
     }
 
-    /// Grants @theo the mail toolset with a mailbox announced in ~ops. This
-    /// build does not serve mail, so the daemon refuses to boot on it (A4);
-    /// provisioning still reads it (§3.1: an agent is put where its mail is
-    /// announced).
+    /// Grants @theo the mail toolset with a mailbox announced in ~ops. No
+    /// mail worker serves it here, so the daemon would refuse to boot on
+    /// it; provisioning still reads it (§3.1: an agent is put where its
+    /// mail is announced).
     pub fn grant_theo_mail(&self) {
         let text = std::fs::read_to_string(&self.config).expect("config");
         let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"mail\"]", 1);
         let text = format!(
             "{text}\n[agents.settings.mail.mailbox]\naddress = \"ops@example.com\"\nannounce_channel = \"ops\"\n\n\
-             [agents.settings.mail.mailbox.imap]\nhost = \"imap.example.com\"\nport = 993\nusername = \"ops@example.com\"\npassword = {{ env = \"COLLEGIUM_E2E_UNUSED\" }}\n\n\
-             [agents.settings.mail.mailbox.smtp]\nhost = \"smtp.example.com\"\nport = 587\nusername = \"ops@example.com\"\npassword = {{ env = \"COLLEGIUM_E2E_UNUSED\" }}\n"
+             [agents.settings.mail.mailbox.imap]\nhost = \"imap.example.com\"\nport = 993\nusername = \"ops@example.com\"\npassword = {{ file = \"/dev/null\" }}\n\n\
+             [agents.settings.mail.mailbox.smtp]\nhost = \"smtp.example.com\"\nport = 587\nusername = \"ops@example.com\"\npassword = {{ file = \"/dev/null\" }}\n"
         );
         std::fs::write(&self.config, text).expect("write config");
     }

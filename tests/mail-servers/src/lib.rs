@@ -11,9 +11,11 @@ mod ca;
 mod client;
 mod dovecot;
 mod ports;
+mod relay;
 mod smtpd;
 
 pub use ca::TestCa;
 pub use client::{Protocol, send};
 pub use dovecot::{Dovecot, DovecotError, User};
-pub use smtpd::{Smtpd, SmtpdError};
+pub use relay::CutAfterDot;
+pub use smtpd::{REFUSED_DOMAIN, Smtpd, SmtpdError};

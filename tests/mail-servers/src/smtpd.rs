@@ -32,6 +32,9 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SmtpdError {
     move |source| SmtpdError::Io { what, source }
 }
 
+/// A domain whose every recipient the server refuses at RCPT.
+pub const REFUSED_DOMAIN: &str = "refused.test";
+
 /// A running OpenSMTPD.
 pub struct Smtpd {
     dir: tempfile::TempDir,
@@ -60,12 +63,15 @@ impl Smtpd {
         std::fs::create_dir_all("/var/spool/smtpd").map_err(io("make /var/spool/smtpd"))?;
         // LMTP delivery is local delivery to OpenSMTPD, which looks each
         // recipient up as a user; a catch-all virtual table accepts every
-        // address, and `rcpt-to` hands Dovecot the address as sent.
+        // address, and `rcpt-to` hands Dovecot the address as sent. Mail for
+        // `REFUSED_DOMAIN` is refused at RCPT (550), as a server refuses a
+        // recipient it will not take.
         std::fs::write(root.join("virtuals"), "@ nobody\n").map_err(io("write virtuals"))?;
         let config = format!(
             "listen on 127.0.0.1 port {port}\n\
              table catchall file:{virtuals}\n\
              action \"deliver\" lmtp \"127.0.0.1:{lmtp_port}\" rcpt-to virtual <catchall>\n\
+             match from any for domain \"{REFUSED_DOMAIN}\" reject\n\
              match from any for any action \"deliver\"\n",
             port = smtp.port(),
             virtuals = root.join("virtuals").display(),

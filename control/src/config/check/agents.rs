@@ -329,7 +329,22 @@ fn mailbox(
             && let Ok(secret) =
                 serde_json::from_value::<crate::config::secret::Secret>(password.clone())
         {
-            secret_source(&secret, key.key(server).key("password"), problems);
+            let at = key.key(server).key("password");
+            // The mail worker is the only process that reads a mailbox
+            // password (§3.13): an inline value or an environment variable
+            // would be the daemon's to read too. The file is never read
+            // here, only checked to exist.
+            match secret.source() {
+                Ok(crate::config::secret::SecretSource::Inline) => problems.push(
+                    at,
+                    "a mailbox password is read by the mail worker alone, never inline in the configuration the daemon reads: use `password = { file = \"...\" }`, a file only the mail worker's user can read (§3.13)".to_string(),
+                ),
+                Ok(crate::config::secret::SecretSource::Env(var)) => problems.push(
+                    at,
+                    format!("a mailbox password is read by the mail worker alone, never from an environment variable (`{var}`) the daemon could read: use `password = {{ file = \"...\" }}` (§3.13)"),
+                ),
+                _ => secret_source(&secret, at, problems),
+            }
         }
     }
 }

@@ -122,10 +122,9 @@ impl Turn<'_> {
             let ran = if run[0].gated {
                 let planned = run.remove(0);
                 match self.approval(&planned).await {
-                    Ok(Asked::Unshowable(text)) => vec![planned.unrun(Outcome::Refused {
-                        text,
-                        reason: "too long to show a person".into(),
-                    })],
+                    Ok(Asked::Unshowable { text, reason }) => {
+                        vec![planned.unrun(Outcome::Refused { text, reason })]
+                    }
                     Ok(Asked::Decided(Decided::Approved { .. })) => {
                         let decision = self.last_decision.clone();
                         let (ran, killed) = self.run_unless_killed(vec![planned], decision).await;
@@ -160,10 +159,9 @@ impl Turn<'_> {
             } else if run[0].asks {
                 let planned = run.remove(0);
                 match self.question(&planned).await {
-                    Ok(Asked::Unshowable(text)) => vec![planned.unrun(Outcome::Refused {
-                        text,
-                        reason: "too long to show a person".into(),
-                    })],
+                    Ok(Asked::Unshowable { text, reason }) => {
+                        vec![planned.unrun(Outcome::Refused { text, reason })]
+                    }
                     Ok(Asked::Decided(Decided::Answered { by, answer })) => {
                         vec![answered(planned, &by, &answer)]
                     }

@@ -73,14 +73,20 @@ impl Turn<'_> {
             ));
         };
         let arguments = serde_json::to_string_pretty(value).unwrap_or_default();
-        // A plugin decides what its prompt shows (§3.14); where it cannot
-        // say, the person still reads the exact arguments, and is told why.
-        let plugin = self
+        // A plugin decides what its prompt shows (§3.14), and so does a
+        // framework worker that renders its own payload (a mail send shows
+        // every recipient, the subject and the whole body, §3.13); where it
+        // cannot say, the person still reads the exact arguments, and is
+        // told why.
+        let renders = self
             .services
             .registry
             .toolset(&tool.namespace)
-            .is_some_and(|t| t.host == crate::tools::Host::Plugin);
-        let rendering = if plugin {
+            .is_some_and(|t| {
+                t.host == crate::tools::Host::Plugin
+                    || crate::tools::served::renders_payload(&t.host)
+            });
+        let rendering = if renders {
             let scope = CallScope {
                 services: self.services,
                 seat: self.seat,
@@ -104,6 +110,15 @@ impl Turn<'_> {
             ),
             Some(calls::Rendering::Unavailable(why)) => {
                 (arguments, prompt::PayloadForm::Arguments, Some(why))
+            }
+            // The worker found the call wrong before anyone was asked (an
+            // address that does not parse): the model reads why, and no
+            // prompt is posted (§3.7).
+            Some(calls::Rendering::Refused(text)) => {
+                return Ok(Asked::Unshowable {
+                    text,
+                    reason: "refused before the approval prompt".into(),
+                });
             }
             None => (arguments, prompt::PayloadForm::Arguments, None),
         };
@@ -134,15 +149,18 @@ impl Turn<'_> {
             prompt::Bounded::Whole(text) => (text, None),
             prompt::Bounded::Attached(text) => (text, Some((file, payload.clone().into_bytes()))),
             unshowable => {
-                return Ok(Asked::Unshowable(format!(
-                    "The call did not run: its payload is {} characters, too long to show a person in one approval prompt (a post holds at most {limit}){}.",
-                    payload.chars().count(),
-                    if unshowable == prompt::Bounded::NeverCut {
-                        "; a command is never cut or attached. Split the work into shorter commands"
-                    } else {
-                        ""
-                    }
-                )));
+                return Ok(Asked::Unshowable {
+                    text: format!(
+                        "The call did not run: its payload is {} characters, too long to show a person in one approval prompt (a post holds at most {limit}){}.",
+                        payload.chars().count(),
+                        if unshowable == prompt::Bounded::NeverCut {
+                            "; a command is never cut or attached. Split the work into shorter commands"
+                        } else {
+                            ""
+                        }
+                    ),
+                    reason: "too long to show a person".into(),
+                });
             }
         };
         self.ask_person(Asking {
@@ -196,10 +214,13 @@ impl Turn<'_> {
         });
         let limit = self.services.post_limit.read_now().await;
         if text.chars().count() > limit {
-            return Ok(Asked::Unshowable(format!(
-                "The question was not asked: with your words beside it, it is {} characters, and a post holds at most {limit}. Ask more briefly.",
-                text.chars().count()
-            )));
+            return Ok(Asked::Unshowable {
+                text: format!(
+                    "The question was not asked: with your words beside it, it is {} characters, and a post holds at most {limit}. Ask more briefly.",
+                    text.chars().count()
+                ),
+                reason: "too long to show a person".into(),
+            });
         }
         self.ask_person(Asking {
             kind: "ask",
@@ -410,9 +431,13 @@ struct Asking<'a> {
 /// What asking a person came to.
 pub(super) enum Asked {
     Decided(Decided),
-    /// The payload cannot be shown a person: the call is refused with
-    /// this text, which the model reads (§7.2).
-    Unshowable(String),
+    /// The call is refused before any person is asked, with this text,
+    /// which the model reads (§7.2): its payload cannot be shown a person,
+    /// or the toolset found its arguments wrong while rendering it.
+    Unshowable {
+        text: String,
+        reason: String,
+    },
 }
 
 /// The call whose prompt could not be asked, or whose wait a person's stop
