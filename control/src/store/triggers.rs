@@ -448,6 +448,17 @@ impl Store {
         Ok(rows)
     }
 
+    /// Every trigger of `agent`, in the order recorded.
+    pub fn triggers_of(&self, agent: &str) -> Result<Vec<Trigger>, StoreError> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM triggers WHERE agent = ?1 ORDER BY id"
+        ))?;
+        let rows = statement
+            .query_map(params![agent], read_trigger)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// Marks an announced trigger handled by its agent; false where it was
     /// not outstanding.
     pub fn resolve_trigger(&self, id: i64, now: Millis) -> Result<bool, StoreError> {

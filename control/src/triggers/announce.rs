@@ -188,13 +188,28 @@ fn one_line(text: &str) -> String {
 }
 
 /// Outside content mentions no one: every `@name` the server's grammar
-/// reads as a mention, of anyone, becomes `＠name`, so a sender cannot page
-/// the channel or address another agent from the announcement (§4.5).
+/// reads as a mention, of anyone, and every `@channel`, `@all` and `@here`
+/// becomes `＠name`, so a sender cannot page the channel or address another
+/// agent from the announcement (§4.5). Where the grammar still finds one
+/// (an escape or an entity spelled it), every `@` of the text goes.
 fn disarm(text: &str) -> String {
-    mattermost_wire::mentions::replace_mentions(text, &|_| true, &|username| {
-        format!("＠{username}")
-    })
+    use mattermost_wire::mentions::{replace_mentions, scan};
+    let named = replace_mentions(text, &|_| true, &|username| format!("＠{username}"));
+    let wide = CHANNEL_WIDE.replace_all(&named, "${1}＠${2}");
+    let left = scan(&wide, &|_| true);
+    if left.mentions.is_empty() && left.channel_wide.is_empty() {
+        wide.into_owned()
+    } else {
+        wide.replace('@', "＠")
+    }
 }
+
+/// `@channel`, `@all` and `@here` where the server would read them: not
+/// inside a word.
+static CHANNEL_WIDE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)(^|[^\w@])@(channel|all|here)\b")
+        .expect("a literal pattern, compiled by every test of this module")
+});
 
 #[cfg(test)]
 mod tests {
@@ -271,7 +286,7 @@ mod tests {
 
     #[test]
     fn s4_5_nothing_in_the_item_mentions_anyone() {
-        let body = "@channel urgent. @theo please wire it. ana@example.com";
+        let body = "@channel urgent. @theo please wire it. ana@example.com\n@ALL @here! (@all)";
         let message = compose(&mail(body), "mira", 16_383).message;
         let found = mattermost_wire::mentions::scan(&message, &|_| true);
         assert_eq!(
@@ -279,6 +294,8 @@ mod tests {
             ["mira"],
             "only the agent the system bot addresses: {message}"
         );
+        assert!(found.channel_wide.is_empty(), "{message}");
+        assert!(message.contains("＠channel urgent"), "{message}");
         assert!(message.contains("＠theo please wire it"), "{message}");
         assert!(message.contains("ana@example.com"), "{message}");
     }

@@ -42,8 +42,9 @@ impl MailServers {
         self.dir.path().join("ca.pem")
     }
 
-    /// Grants @mira `mail` with this mailbox announced in ~research, its
-    /// password (or `password` instead) in a file only root may read.
+    /// Grants @mira `mail` with this mailbox announced in ~research and
+    /// read every second, its password (or `password` instead) in a file
+    /// only root may read.
     pub fn configure(&self, h: &Harness, password: &str) {
         let file = self.dir.path().join("mail.password");
         std::fs::write(&file, format!("{password}\n")).expect("password file");
@@ -51,7 +52,9 @@ impl MailServers {
         h.grant_mira(&["mail"]);
         h.mira_settings(
             "mail.mailbox",
-            &format!("address = \"{ADDRESS}\"\nannounce_channel = \"research\""),
+            &format!(
+                "address = \"{ADDRESS}\"\nannounce_channel = \"research\"\npoll_interval_secs = 1"
+            ),
         );
         h.mira_settings(
             "mail.mailbox.imap",
@@ -106,4 +109,39 @@ pub fn start(config: &Path, ca: &Path) -> Result<MailWorker, String> {
     }
     let output = child.wait_with_output().map_err(|e| e.to_string())?;
     Err(String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The servers, the configuration and the host laid out for the worker.
+pub async fn deployment(h: &Harness, password: &str) -> MailServers {
+    let servers = MailServers::start().unwrap_or_else(|e| panic!("{e}"));
+    servers.configure(h, password);
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    // The worker's user passes through the harness's directory to its own
+    // beneath (a deployment's /run and /var/log are open to pass).
+    let loaded = h.loaded();
+    let deployment = &loaded.config.deployment;
+    for dir in [
+        h.config.parent().expect("the configuration's directory"),
+        deployment.runtime_dir.as_path(),
+        deployment.audit_dir.as_path(),
+    ] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+    }
+    servers
+}
+
+impl MailServers {
+    /// Stores a message from Ana in @mira's INBOX, its Message-ID made of
+    /// its subject.
+    pub fn seed_from_ana(&self, subject: &str, body: &str) {
+        let message = format!(
+            "From: Ana <ana@outside.test>\r\nTo: {ADDRESS}\r\nSubject: {subject}\r\nMessage-ID: <{subject}@outside.test>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\n\r\n{body}\r\n"
+        );
+        self.dovecot
+            .seed(ADDRESS, "INBOX", message.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
 }

@@ -13,38 +13,6 @@ use e2e::people::now_ms;
 use e2e::scenario::{calls, reply, square_with, tool_results, turn_requests};
 use serde_json::json;
 
-/// The servers, the configuration and the host laid out for the worker.
-async fn mail_deployment(h: &Harness, password: &str) -> MailServers {
-    let servers = MailServers::start().unwrap_or_else(|e| panic!("{e}"));
-    servers.configure(h, password);
-    h.limits("debounce_window_ms = 0");
-    h.provision().await.expect("provisioned");
-    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
-    // The worker's user passes through the harness's directory to its own
-    // beneath (a deployment's /run and /var/log are open to pass).
-    let loaded = h.loaded();
-    let deployment = &loaded.config.deployment;
-    for dir in [
-        h.config.parent().expect("the configuration's directory"),
-        deployment.runtime_dir.as_path(),
-        deployment.audit_dir.as_path(),
-    ] {
-        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
-    }
-    servers
-}
-
-fn seed(servers: &MailServers, subject: &str, body: &str) {
-    let message = format!(
-        "From: Ana <ana@outside.test>\r\nTo: {ADDRESS}\r\nSubject: {subject}\r\nMessage-ID: <{subject}@outside.test>\r\n\r\n{body}\r\n"
-    );
-    servers
-        .dovecot
-        .seed(ADDRESS, "INBOX", message.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
-}
-
 /// The INBOX's UIDVALIDITY, as the worker's own poll reports it.
 async fn uidvalidity(h: &Harness) -> u32 {
     let loaded = h.loaded();
@@ -69,8 +37,8 @@ async fn uidvalidity(h: &Harness) -> u32 {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_an_agent_lists_and_opens_a_message_through_the_daemon() {
     let h = Harness::start().await;
-    let servers = mail_deployment(&h, PASSWORD).await;
-    seed(&servers, "tides", "High water is at 06:12 on Monday.");
+    let servers = e2e::mail_worker::deployment(&h, PASSWORD).await;
+    servers.seed_from_ana("tides", "High water is at 06:12 on Monday.");
     let _worker = e2e::mail_worker::start(&h.config, &servers.ca()).expect("the mail worker");
     let validity = uidvalidity(&h).await;
     let mut daemon = h.daemon();
@@ -106,7 +74,7 @@ async fn s3_13_an_agent_lists_and_opens_a_message_through_the_daemon() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_an_approved_send_is_delivered_and_a_denied_one_is_not() {
     let h = Harness::start().await;
-    let servers = mail_deployment(&h, PASSWORD).await;
+    let servers = e2e::mail_worker::deployment(&h, PASSWORD).await;
     let _worker = e2e::mail_worker::start(&h.config, &servers.ca()).expect("the mail worker");
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
@@ -173,7 +141,7 @@ async fn s3_13_an_approved_send_is_delivered_and_a_denied_one_is_not() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_refused_credentials_refuse_boot_naming_the_mailbox_and_server() {
     let h = Harness::start().await;
-    let servers = mail_deployment(&h, "not-the-password").await;
+    let servers = e2e::mail_worker::deployment(&h, "not-the-password").await;
     let _worker = e2e::mail_worker::start(&h.config, &servers.ca()).expect("the mail worker");
     let (code, stderr) = h.daemon_refusal();
     assert_eq!(code, Some(1), "{stderr}");

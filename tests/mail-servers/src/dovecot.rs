@@ -164,6 +164,19 @@ impl Dovecot {
             })
     }
 
+    /// The UIDs of the messages in `user`'s `mailbox` flagged `\Seen`.
+    pub fn seen(&self, user: &str, mailbox: &str) -> Result<Vec<u32>, DovecotError> {
+        let args = ["search", "-u", user, "mailbox", mailbox, "SEEN"];
+        let output = self.doveadm(&args).output().map_err(io("run doveadm"))?;
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        checked(&args, output)?;
+        // Each match is a line: the mailbox's GUID, then the UID.
+        Ok(text
+            .lines()
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse().ok())
+            .collect())
+    }
+
     /// Every message in `user`'s `mailbox`, whole, as `doveadm fetch` prints
     /// them (each after a `text:` line).
     pub fn messages(&self, user: &str, mailbox: &str) -> Result<String, DovecotError> {
