@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use e2e::Harness;
-use e2e::mail_worker::{ADDRESS, MailServers, PASSWORD};
+use e2e::mail_worker::{MailServers, PASSWORD};
 use e2e::people::now_ms;
 use e2e::scenario::{calls, reply, square_with, tool_results, turn_requests};
 use serde_json::json;
