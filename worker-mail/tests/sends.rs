@@ -114,6 +114,77 @@ async fn s3_13_a_reply_threads_under_its_original() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn s3_13_the_server_threads_a_reply_with_its_original() {
+    let rig = Rig::start(Options::default()).await;
+    rig.seed(
+        b"From: Ana <ana@outside.test>\r\nTo: mira@mail.test\r\nSubject: Tides\r\n\
+          Message-ID: <t-1@outside.test>\r\n\r\nWhen is high water?\r\n",
+    );
+    let listing = rig.invoke("list", json!({})).await;
+    let id = ids(text(&listing)).remove(0);
+    // Copied to the mailbox itself, so the reply lands beside its original.
+    let sent = rig
+        .invoke(
+            "reply",
+            json!({"message": id, "body": "At 06:12.", "cc": [support::ADDRESS]}),
+        )
+        .await;
+    assert!(text(&sent).starts_with("Sent"), "{sent:?}");
+    rig.wait_for(support::ADDRESS, 2);
+    let answer = imap_exchange(
+        &rig,
+        &[
+            &format!("LOGIN {} {}", support::ADDRESS, support::PASSWORD),
+            "SELECT INBOX",
+            // The server's own threading (RFC 5256), not the worker's reading.
+            "UID THREAD REFERENCES UTF-8 ALL",
+        ],
+    )
+    .await;
+    assert!(answer.contains("* THREAD (1 2)"), "{answer}");
+}
+
+/// Speaks IMAP by hand over TLS to the rig's Dovecot: each command tagged
+/// and read to its tagged answer; everything the server said.
+async fn imap_exchange(rig: &Rig, commands: &[&str]) -> String {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let trust = collegium_worker_mail::tls::Trust::from_pems(
+        vec![rig.dovecot.ca_pem().as_bytes().to_vec()],
+        "the test CA",
+    )
+    .expect("the test CA");
+    let connector = tokio_rustls::TlsConnector::from(trust.client_config().expect("a TLS client"));
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", rig.dovecot.imaps.port()))
+        .await
+        .expect("connect");
+    let name = rustls_pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = connector.connect(name, tcp).await.expect("TLS");
+    let mut stream = BufReader::new(tls);
+    let mut said = String::new();
+    stream.read_line(&mut said).await.expect("greeting");
+    for (n, command) in commands.iter().enumerate() {
+        let tag = format!("t{n}");
+        stream
+            .get_mut()
+            .write_all(format!("{tag} {command}\r\n").as_bytes())
+            .await
+            .expect("write");
+        loop {
+            let mut line = String::new();
+            if stream.read_line(&mut line).await.expect("read") == 0 {
+                panic!("the server closed the connection: {said}");
+            }
+            said.push_str(&line);
+            if line.starts_with(&format!("{tag} ")) {
+                assert!(line.starts_with(&format!("{tag} OK")), "{said}");
+                break;
+            }
+        }
+    }
+    said
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn s3_13_a_template_sends_the_markdown_rendered_with_raw_html_escaped() {
     let rig = Rig::start(Options {
         template: Some("<html><body><div class=\"sig\">{{body}}</div></body></html>".into()),

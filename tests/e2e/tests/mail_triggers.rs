@@ -351,3 +351,26 @@ async fn s3_13_the_password_is_in_no_log_store_row_or_environment_of_the_daemon(
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_13_an_announcement_channel_without_the_agent_refuses_boot() {
+    let h = Harness::start().await;
+    let (_servers, _worker) = reading(&h).await;
+    // Provisioned to announce in ~research; now it names ~ops, which
+    // @mira is not in.
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "announce_channel = \"research\"",
+        "announce_channel = \"ops\"",
+        1,
+    );
+    std::fs::write(&h.config, text).expect("config");
+    let (code, logged) = h.daemon_refusal();
+    assert_ne!(code, Some(0));
+    assert!(
+        logged.contains(
+            "agents.mira.settings.mail.mailbox.announce_channel: @mira is not a member of ~ops"
+        ),
+        "{logged}"
+    );
+}

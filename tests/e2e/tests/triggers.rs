@@ -410,3 +410,137 @@ async fn s4_2_a_schedule_in_a_channel_without_its_agent_refuses_boot() {
         "{logged}"
     );
 }
+
+/// The announcements of a channel, as they stand, by their first line.
+async fn announced_lines(h: &Harness, channel: &str) -> Vec<String> {
+    h.announcements(channel)
+        .await
+        .iter()
+        .map(|p| p.message.lines().next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_2_a_trigger_waits_for_an_approval_to_be_decided() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.trigger_secret(SECRET);
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("fixture__write", json!({"path": "a.txt", "content": "x"}))]),
+            reply("Written."),
+            reply("Seen the item."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write it").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    let (status, _) = h
+        .webhook(
+            Some(&bearer()),
+            item("mira", "town-square", "Parked", "r", "b"),
+        )
+        .await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        announced_lines(&h, &square).await.is_empty(),
+        "nothing is announced while an approval is pending"
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    let written = h.wait_post(&square, "mira", "Written.", since).await;
+    let announced = h.wait_announcements(&square, 1).await;
+    assert!(announced[0].create_at >= written.create_at);
+    h.wait_post(&square, "mira", "Seen the item.", since).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_2_a_trigger_waits_for_a_debounce_to_end() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 1500");
+    h.trigger_secret(SECRET);
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![reply("Hello, Ana."), reply("Seen the item.")],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira hello").await;
+    let (status, _) = h
+        .webhook(
+            Some(&bearer()),
+            item("mira", "town-square", "Debounced", "r", "b"),
+        )
+        .await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        announced_lines(&h, &square).await.is_empty(),
+        "nothing is announced while a person's posts are gathered"
+    );
+    let hello = h.wait_post(&square, "mira", "Hello, Ana.", since).await;
+    let announced = h.wait_announcements(&square, 1).await;
+    assert!(announced[0].create_at >= hello.create_at);
+    h.wait_post(&square, "mira", "Seen the item.", since).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_2_a_trigger_waits_for_a_halt_to_be_lifted() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0\nhourly_turn_ceiling = 2");
+    h.trigger_secret(SECRET);
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            reply("First."),
+            reply("Second."),
+            reply("Third, after the resume."),
+            reply("Seen the item."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira first").await;
+    h.wait_post(&square, "mira", "First.", since).await;
+    h.say("ana", &square, "@mira second").await;
+    h.wait_post(&square, "mira", "Second.", since).await;
+    h.say("ana", &square, "@mira third").await;
+    h.wait_post(&square, "collegium", "Every agent is halted", since)
+        .await;
+    let (status, _) = h
+        .webhook(
+            Some(&bearer()),
+            item("mira", "town-square", "Halted", "r", "b"),
+        )
+        .await;
+    assert_eq!(status, 202);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        announced_lines(&h, &square).await.is_empty(),
+        "nothing is announced while every agent is halted"
+    );
+    h.command("ana", &square, "/collegium resume").await;
+    let third = h
+        .wait_post(&square, "mira", "Third, after the resume.", since)
+        .await;
+    let announced = h.wait_announcements(&square, 1).await;
+    assert!(
+        announced[0].create_at >= third.create_at,
+        "the queue the resume drains goes first; the trigger waits for its turn to end"
+    );
+    h.wait_post(&square, "mira", "Seen the item.", since).await;
+}
