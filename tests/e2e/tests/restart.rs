@@ -294,6 +294,14 @@ async fn s7_3_a_hand_off_a_crash_cut_off_reaches_its_colleague() {
     let hand_off = h
         .wait_post(&square, "mira", "please check the numbers", since)
         .await;
+    // The sweep finds a hand-off among the posts the store recorded: the
+    // crash comes once the daemon has recorded it, as in a real one.
+    for _ in 0..400 {
+        if store(&h).post(&hand_off.id).expect("read").is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     crash(&mut daemon);
     assert!(
         store(&h)
