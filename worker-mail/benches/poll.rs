@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use collegium_proto::mail::v1::mailbox_server::Mailbox as _;
 use collegium_proto::mail::v1::{Cursor, PollRequest, PollResponse};
 use collegium_worker_mail::mailbox::{MAX_PER_POLL, MailboxWorker};
+use collegium_worker_mail::{fetch, imap};
 use collegium_worker_mail::settings::{Mailbox, Mailboxes, Password, Server, Tls};
 use collegium_worker_mail::tls::Trust;
 use mail_servers::{Carried, Counted, Dovecot, User};
@@ -48,15 +49,23 @@ fn message(i: u32) -> Vec<u8> {
     .into_bytes()
 }
 
-fn worker(dovecot: &Dovecot, relay: &Counted) -> MailboxWorker {
-    let server = |port: u16| Server {
+fn server(port: u16) -> Server {
+    Server {
         // The name the test CA's certificate is for.
         host: "localhost".into(),
         port,
         username: ADDRESS.into(),
         password: Password::new(PASSWORD.into()),
         tls: Tls::Implicit,
-    };
+    }
+}
+
+fn trust(dovecot: &Dovecot) -> Trust {
+    Trust::from_pems(vec![dovecot.ca_pem().as_bytes().to_vec()], "the test CA")
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn worker(dovecot: &Dovecot, relay: &Counted) -> MailboxWorker {
     let mut mailboxes = Mailboxes::new();
     mailboxes.insert(
         AGENT.into(),
@@ -68,9 +77,7 @@ fn worker(dovecot: &Dovecot, relay: &Counted) -> MailboxWorker {
             html_template: None,
         },
     );
-    let trust = Trust::from_pems(vec![dovecot.ca_pem().as_bytes().to_vec()], "the test CA")
-        .unwrap_or_else(|e| panic!("{e}"));
-    MailboxWorker::new(Arc::new(mailboxes), Arc::new(trust))
+    MailboxWorker::new(Arc::new(mailboxes), Arc::new(trust(dovecot)))
 }
 
 /// One poll: its answer, how long it took, and what crossed the wire,
@@ -154,6 +161,62 @@ async fn measure(worker: &MailboxWorker, relay: &Counted, head: Cursor, new: u32
     }
 }
 
+/// Where a poll of 10 new spends its time: the same steps as the worker's
+/// poll, each timed, straight to Dovecot (no relay), to tell the worker's
+/// part from the server's.
+struct Steps {
+    messages: u32,
+    /// Connect, TLS, LOGIN, SELECT.
+    open: Duration,
+    search: Duration,
+    first: Duration,
+    /// Each message after the first, on average.
+    each_further: Duration,
+}
+
+async fn steps(dovecot: &Dovecot, head: Cursor) -> Steps {
+    let server = server(dovecot.imaps.port());
+    let trust = trust(dovecot);
+    let mut runs = Vec::new();
+    for _ in 0..WARM_UP + RUNS {
+        let started = Instant::now();
+        let (mut session, _) = imap::open(&server, &trust)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let open = started.elapsed();
+        let started = Instant::now();
+        let uids = fetch::search(&mut session, &format!("UID {}:*", head.last_uid - 9))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let search = started.elapsed();
+        assert_eq!(uids.len(), 10);
+        let mut each = Vec::new();
+        for uid in uids {
+            let started = Instant::now();
+            let read = fetch::whole(&mut session, uid)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(read.is_some_and(|m| m.whole));
+            each.push(started.elapsed());
+        }
+        imap::close(session).await;
+        let further: Duration = each[1..].iter().sum();
+        runs.push((open, search, each[0], further / 9));
+    }
+    let runs = &runs[WARM_UP..];
+    let pick = |f: fn(&(Duration, Duration, Duration, Duration)) -> Duration| {
+        let mut values: Vec<Duration> = runs.iter().map(f).collect();
+        median(&mut values)
+    };
+    Steps {
+        messages: head.last_uid,
+        open: pick(|r| r.0),
+        search: pick(|r| r.1),
+        first: pick(|r| r.2),
+        each_further: pick(|r| r.3),
+    }
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
@@ -171,6 +234,7 @@ async fn main() {
         "bench poll starts a real Dovecot, which must be started as root"
     );
     let mut rows = Vec::new();
+    let mut split = Vec::new();
     for size in SIZES {
         let dovecot =
             Dovecot::start(&[User::new(ADDRESS, PASSWORD)]).unwrap_or_else(|e| panic!("{e}"));
@@ -200,6 +264,7 @@ async fn main() {
             );
             rows.push(row);
         }
+        split.push(steps(&dovecot, head).await);
     }
     println!(
         "\n| messages | new | median | p90 | bytes to the server | bytes back | bytes per new message |"
@@ -230,6 +295,20 @@ async fn main() {
             ms(row.p90),
             row.to_server,
             row.to_client
+        );
+    }
+    println!(
+        "\n10 new, step by step (medians): | messages | open: TLS, LOGIN, SELECT | UID SEARCH | first message | each further message |"
+    );
+    println!("|---|---|---|---|---|");
+    for s in &split {
+        let further = s.each_further.as_secs_f64() * 1000.0;
+        println!(
+            "| {} | {} | {} | {} | {further:.2} ms |",
+            s.messages,
+            ms(s.open),
+            ms(s.search),
+            ms(s.first),
         );
     }
 }
