@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use collegium_proto::mail::v1::mailbox_server::Mailbox as _;
 use collegium_proto::mail::v1::{Cursor, PollRequest, PollResponse};
 use collegium_worker_mail::mailbox::{MAX_PER_POLL, MailboxWorker};
-use collegium_worker_mail::{fetch, imap};
 use collegium_worker_mail::settings::{Mailbox, Mailboxes, Password, Server, Tls};
 use collegium_worker_mail::tls::Trust;
+use collegium_worker_mail::{fetch, imap};
 use mail_servers::{Carried, Counted, Dovecot, User};
 
 const AGENT: &str = "mira";

@@ -166,9 +166,16 @@ mod tests {
         client.read_to_end(&mut answer).expect("answer");
         assert_eq!(answer, b"* OK twelve!");
         drop(client);
-        assert!(relay.settle(1, Duration::from_secs(5)), "{:?}", relay.carried());
+        assert!(
+            relay.settle(1, Duration::from_secs(5)),
+            "{:?}",
+            relay.carried()
+        );
         let carried = relay.carried();
-        assert_eq!((carried.to_server, carried.to_client, carried.closed), (5, 12, 1));
+        assert_eq!(
+            (carried.to_server, carried.to_client, carried.closed),
+            (5, 12, 1)
+        );
         assert_eq!(carried.total(), 17);
         relay.reset();
         assert_eq!(relay.carried().total(), 0);

@@ -151,6 +151,11 @@ impl Dovecot {
         }
         maildir::write(&home, &folder, count, &mut message)
             .map_err(io(format!("write messages into {}", folder.display())))?;
+        // Dovecot reads a Maildir folder again on every SELECT while its
+        // directory changed too recently to trust, which for 50,000 files
+        // is 100 ms a session: synced once the change is old, it is the
+        // mailbox it would be a day later.
+        std::thread::sleep(maildir::SETTLED);
         let args = ["force-resync", "-u", user, mailbox];
         let output = self
             .doveadm(&args)

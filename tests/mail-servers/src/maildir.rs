@@ -11,6 +11,11 @@ use std::time::{Duration, SystemTime};
 /// The uid and gid mail is stored as (Debian's nobody and nogroup).
 pub(crate) const NOBODY: u32 = 65534;
 
+/// How long after a folder's last change Dovecot trusts its directory's
+/// time, with room to spare: it rescans a folder changed within the second
+/// it last looked.
+pub(crate) const SETTLED: Duration = Duration::from_secs(2);
+
 /// The host part of each file's name: any stable word serves, Dovecot only
 /// needs the names unique.
 const HOST: &str = "collegium-test";
@@ -53,7 +58,10 @@ pub(crate) fn write(
     for dir in dirs {
         owned_dir(dir)?;
     }
-    if folder.file_name().is_some_and(|n| n.as_encoded_bytes().starts_with(b".")) {
+    if folder
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+    {
         // Maildir++ marks a mailbox other than the INBOX so.
         let marker = folder.join("maildirfolder");
         File::create(&marker)?;
