@@ -3,7 +3,9 @@
 //! mailbox"). A real Dovecot, its INBOX filled with 1,000, 10,000 and
 //! 50,000 messages; the worker's own `Mailbox` service called in process
 //! with a cursor 0, 10 and 100 messages behind the head, through a relay
-//! counting the bytes each way. Recorded in `docs/benchmarks.md`.
+//! counting the bytes each way; then a 10-new poll's steps timed one by one
+//! through the worker's IMAP calls, to tell the worker's part from
+//! Dovecot's. Recorded in `docs/benchmarks.md`.
 //!
 //! `cargo bench -p collegium-worker-mail --bench poll` (as root: Dovecot
 //! drops to its own users)
