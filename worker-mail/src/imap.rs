@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_imap::{Client, Session};
 use rustls_pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter};
 use tokio::net::TcpStream;
 
 use crate::settings::{Server, Tls};
@@ -55,13 +55,15 @@ pub async fn open(server: &Server, trust: &Trust) -> Result<(ImapSession, Select
         server: named.clone(),
         reason,
     };
-    let stream = step(TcpStream::connect((server.host.as_str(), server.port)))
-        .await
-        .map_err(&unreachable)?
-        .map_err(|e| unreachable(e.to_string()))?;
+    let stream = connect(server).await.map_err(&unreachable)?;
+    // async-imap writes a command in four pieces (tag, space, command, CRLF)
+    // and then flushes: buffered, the command leaves as one TLS record in
+    // one segment, not four (docs/benchmarks.md, "Polling a big INBOX").
     let stream: Box<dyn Io> = match server.tls {
-        Tls::Implicit => Box::new(secure(stream, server, trust).await.map_err(&unreachable)?),
-        Tls::None => Box::new(stream),
+        Tls::Implicit => Box::new(BufWriter::new(
+            secure(stream, server, trust).await.map_err(&unreachable)?,
+        )),
+        Tls::None => Box::new(BufWriter::new(stream)),
         Tls::Starttls => {
             let mut client = Client::new(stream);
             greeting(&mut client).await.map_err(&unreachable)?;
@@ -70,7 +72,9 @@ pub async fn open(server: &Server, trust: &Trust) -> Result<(ImapSession, Select
                 .map_err(&unreachable)?
                 .map_err(|e| unreachable(format!("STARTTLS: {e}")))?;
             let plain = client.into_inner();
-            Box::new(secure(plain, server, trust).await.map_err(&unreachable)?)
+            Box::new(BufWriter::new(
+                secure(plain, server, trust).await.map_err(&unreachable)?,
+            ))
         }
     };
     let mut client = Client::new(stream);
@@ -128,6 +132,22 @@ pub async fn step<T>(future: impl std::future::Future<Output = T>) -> Result<T, 
         .map_err(|_| format!("no answer within {} s", STEP.as_secs()))
 }
 
+/// A TCP connection to `server` with Nagle's algorithm off. IMAP is one
+/// short command, then its answer: with Nagle on, a command's later pieces
+/// wait for the server to acknowledge its first, which the server delays
+/// (40 ms on Linux) while it waits for the rest of the command. That was
+/// 40 ms a command, 190 ms an idle poll and 88 ms an arrival, whatever the
+/// INBOX held (docs/benchmarks.md).
+async fn connect(server: &Server) -> Result<TcpStream, String> {
+    let stream = step(TcpStream::connect((server.host.as_str(), server.port)))
+        .await?
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_nodelay(true)
+        .map_err(|e| format!("setting TCP_NODELAY: {e}"))?;
+    Ok(stream)
+}
+
 async fn greeting<T: Io>(client: &mut Client<T>) -> Result<(), String> {
     match step(client.read_response()).await? {
         Ok(Some(_)) => Ok(()),
@@ -149,4 +169,26 @@ async fn secure(
     step(tokio_rustls::TlsConnector::from(config).connect(name, stream))
         .await?
         .map_err(|e| format!("TLS: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::settings::{Password, Server, Tls};
+
+    #[tokio::test]
+    async fn s3_13_a_connection_sends_each_command_without_waiting_for_an_acknowledgement() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listen");
+        let port = listener.local_addr().expect("address").port();
+        let server = Server {
+            host: "127.0.0.1".into(),
+            port,
+            username: "mira@mail.test".into(),
+            password: Password::new("unused".into()),
+            tls: Tls::Implicit,
+        };
+        let stream = super::connect(&server).await.expect("connect");
+        assert!(stream.nodelay().expect("read TCP_NODELAY"));
+    }
 }

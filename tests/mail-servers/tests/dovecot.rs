@@ -157,3 +157,47 @@ fn s3_13_a_seeded_and_a_delivered_message_are_in_the_mailbox_imap_reads() {
     imap.command(&format!("LOGIN {MIRA} tide-table"));
     assert_eq!(imap.select("INBOX"), (2, uidvalidity + 7));
 }
+
+#[test]
+fn s3_13_a_filled_mailbox_holds_every_message_numbered_oldest_first() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let dovecot =
+        Dovecot::start(&[User::new(MIRA, "tide-table")]).unwrap_or_else(|e| panic!("{e}"));
+    dovecot
+        .fill(MIRA, "INBOX", 300, |i| message(&format!("filled {i}")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(dovecot.count(MIRA, "INBOX").expect("count"), 300);
+
+    let mut imap = Imap::connect(dovecot.imaps, dovecot.ca_pem());
+    imap.command(&format!("LOGIN {MIRA} tide-table"));
+    assert_eq!(imap.select("INBOX").0, 300);
+    let first = imap
+        .command("UID FETCH 1 (INTERNALDATE BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+        .concat();
+    assert!(first.contains("Subject: filled 0\r\n"), "{first}");
+    let last = imap
+        .command("UID FETCH 300 (FLAGS BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+        .concat();
+    assert!(last.contains("Subject: filled 299\r\n"), "{last}");
+    assert!(!last.contains("\\Seen"), "filled mail is unread: {last}");
+    // Each message arrived a second after the one before it.
+    let dates = imap.command("UID FETCH 299:300 (INTERNALDATE)").concat();
+    let times: Vec<&str> = dates
+        .split("INTERNALDATE \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(times.len(), 2, "{dates}");
+    assert_ne!(times[0], times[1], "{dates}");
+    imap.command("LOGOUT");
+
+    let refused = dovecot.fill(MIRA, "INBOX", 1, |i| message(&format!("again {i}")));
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("holds 300 messages")),
+        "{refused:?}"
+    );
+}
