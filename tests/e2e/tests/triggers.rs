@@ -544,3 +544,49 @@ async fn s4_2_a_trigger_waits_for_a_halt_to_be_lifted() {
     );
     h.wait_post(&square, "mira", "Seen the item.", since).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_an_approval_in_a_trigger_turn_names_the_trigger_and_that_no_person_asked() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.trigger_secret(SECRET);
+    h.provision().await.expect("provisioned");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": "reply.txt", "content": "x"}),
+            )]),
+            reply("Waiting for a person."),
+        ],
+    );
+    let since = now_ms() - 1;
+    let (status, _) = h
+        .webhook(
+            Some(&bearer()),
+            item(
+                "mira",
+                "town-square",
+                "Refund request",
+                "r-9",
+                "Please refund me.",
+            ),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    assert!(
+        prompt.message.contains(
+            "started by a webhook item from ci — “Refund request” [T-1]; no person asked for this turn, and acting on the item waits for a person here to ask for it"
+        ),
+        "{}",
+        prompt.message
+    );
+}
