@@ -8,5 +8,6 @@ pub mod audit;
 pub mod client;
 pub mod deadline;
 pub mod grant;
+pub mod own_dir;
 pub mod sandbox;
 pub mod serve;

@@ -8,8 +8,7 @@
 //! SIGTERM.
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -102,8 +101,10 @@ fn start(args: ServeArgs) -> anyhow::Result<()> {
             "the mail worker never serves as root: run it as its own user (collegium-mail, made by collegium-provision host), or start it as root with --user"
         );
     }
-    let socket_dir = own_dir(&setup.runtime_dir.join(NAMESPACE), 0o027)?;
-    let audit_dir = own_dir(&setup.audit_dir.join(NAMESPACE), 0o077)?;
+    let socket_dir =
+        collegium_worker_kit::own_dir::own_dir(&setup.runtime_dir.join(NAMESPACE), 0o027)?;
+    let audit_dir =
+        collegium_worker_kit::own_dir::own_dir(&setup.audit_dir.join(NAMESPACE), 0o077)?;
     // Before any thread exists: the flag is per thread, and every thread the
     // runtime starts inherits it.
     collegium_worker_kit::sandbox::forbid_new_privileges()?;
@@ -146,27 +147,6 @@ fn set_up(args: &ServeArgs) -> anyhow::Result<Setup> {
         audit_dir: deployment.audit_dir.clone(),
         allowed,
     })
-}
-
-/// A directory of this worker's user that no one else may write, nor read
-/// beyond `forbidden` allows; made by `collegium-provision host`.
-fn own_dir(path: &Path, forbidden: u32) -> anyhow::Result<PathBuf> {
-    let found = std::fs::symlink_metadata(path).with_context(|| {
-        format!(
-            "{}: make it with collegium-provision host (this worker's user owns it)",
-            path.display()
-        )
-    })?;
-    let me = nix::unistd::geteuid().as_raw();
-    if !found.is_dir() || found.uid() != me || found.mode() & forbidden != 0 {
-        bail!(
-            "{} must be a directory of this worker's user (uid {me}) closed to others (mode {:04o} found, owner uid {}); collegium-provision host makes it",
-            path.display(),
-            found.mode() & 0o7777,
-            found.uid()
-        );
-    }
-    Ok(path.to_path_buf())
 }
 
 async fn serve_until_stopped(

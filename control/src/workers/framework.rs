@@ -163,15 +163,7 @@ pub async fn connect_mail(
         socket: socket(loaded, "mail"),
         served_by: Some(account.uid.as_raw()),
         declaration: declaration.clone(),
-        sandbox: SandboxExpectation {
-            uid: account.uid.as_raw(),
-            gid: account.gid.as_raw(),
-            allowed_capabilities: 0,
-            landlock_floor: None,
-            command_cgroups: false,
-            command_namespaces: &[],
-            command_bounds: &[],
-        },
+        sandbox: SandboxExpectation::own_user(&account),
     };
     let worker = Worker::connect(&spec, signer)
         .await
@@ -333,15 +325,7 @@ async fn connect_browser(
         socket: socket(loaded, "web"),
         served_by: Some(account.uid.as_raw()),
         declaration: declaration.clone(),
-        sandbox: SandboxExpectation {
-            uid: account.uid.as_raw(),
-            gid: account.gid.as_raw(),
-            allowed_capabilities: 0,
-            landlock_floor: None,
-            command_cgroups: false,
-            command_namespaces: &[],
-            command_bounds: &[],
-        },
+        sandbox: SandboxExpectation::own_user(&account),
     };
     let worker = Worker::connect(&spec, signer)
         .await

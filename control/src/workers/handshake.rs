@@ -37,6 +37,22 @@ pub struct SandboxExpectation {
     pub command_bounds: &'static [&'static str],
 }
 
+impl SandboxExpectation {
+    /// A worker that runs as its own unprivileged user: that uid and gid,
+    /// no capability in any set, nothing it runs confined by it (§3.4).
+    pub fn own_user(account: &nix::unistd::User) -> Self {
+        Self {
+            uid: account.uid.as_raw(),
+            gid: account.gid.as_raw(),
+            allowed_capabilities: 0,
+            landlock_floor: None,
+            command_cgroups: false,
+            command_namespaces: &[],
+            command_bounds: &[],
+        }
+    }
+}
+
 /// What a shell worker bounds each command in: its processes, its memory,
 /// the size of a file it writes, and its agent's home (§6.1).
 pub const SHELL_BOUNDS: &[&str] = &["processes", "memory", "file_size", "home"];

@@ -60,6 +60,18 @@ fn mira(scripted: Scripted) -> Scripted {
     }
 }
 
+/// Every turn of @mira's answers "Noted.", however many arrivals start one.
+fn noting(h: &Harness) {
+    h.model.sim.script(
+        "demo-model",
+        vec![mira(Scripted {
+            text: Some("Noted.".into()),
+            standing: true,
+            ..Default::default()
+        })],
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_13_old_mail_is_not_news_and_each_arrival_is_announced_once() {
     let h = Harness::start().await;
@@ -128,14 +140,7 @@ async fn s3_13_old_mail_is_not_news_and_each_arrival_is_announced_once() {
 async fn s3_13_a_backlog_while_down_is_recorded_once_in_order_and_in_batches() {
     let h = Harness::start().await;
     let (servers, _worker) = reading(&h).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![mira(Scripted {
-            text: Some("Noted.".into()),
-            standing: true,
-            ..Default::default()
-        })],
-    );
+    noting(&h);
     {
         let mut daemon = h.daemon();
         daemon.wait_for("mail poll running");
@@ -186,14 +191,7 @@ async fn s3_13_a_backlog_while_down_is_recorded_once_in_order_and_in_batches() {
 async fn s3_13_a_renumbered_mailbox_repeats_nothing() {
     let h = Harness::start().await;
     let (servers, _worker) = reading(&h).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![mira(Scripted {
-            text: Some("Noted.".into()),
-            standing: true,
-            ..Default::default()
-        })],
-    );
+    noting(&h);
     let mut daemon = h.daemon();
     daemon.wait_for("mail poll running");
     cursor_set(&h).await;
@@ -316,14 +314,7 @@ async fn s4_2_resolving_mail_marks_it_read_and_a_failure_leaves_it_outstanding()
 async fn s3_13_the_password_is_in_no_log_store_row_or_environment_of_the_daemon() {
     let h = Harness::start().await;
     let (servers, _worker) = reading(&h).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![mira(Scripted {
-            text: Some("Noted.".into()),
-            standing: true,
-            ..Default::default()
-        })],
-    );
+    noting(&h);
     let mut daemon = h.daemon();
     let mut logged = daemon.wait_for("mail poll running");
     cursor_set(&h).await;

@@ -20,10 +20,20 @@ const SECRET: &str = "trigger-secret-for-the-e2e-tests";
 
 /// A deployment with the trigger route open and the daemon listening.
 async fn open_route() -> (Harness, e2e::Daemon) {
+    open_route_under("debounce_window_ms = 0", false).await
+}
+
+/// As `open_route`, under `limits`, and with @mira holding the fixture
+/// toolset (its gated `fixture::write`) where `fixture` is set.
+async fn open_route_under(limits: &str, fixture: bool) -> (Harness, e2e::Daemon) {
     let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
+    h.limits(limits);
     h.trigger_secret(SECRET);
     h.provision().await.expect("provisioned");
+    if fixture {
+        h.install_fixture_plugin(&h.dir.path().join("asked.jsonl"));
+        h.grant_mira(&["workspace", "fixture"]);
+    }
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     (h, daemon)
@@ -422,15 +432,7 @@ async fn announced_lines(h: &Harness, channel: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_2_a_trigger_waits_for_an_approval_to_be_decided() {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
+    let (h, _daemon) = open_route_under("debounce_window_ms = 0", true).await;
     let square = square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
@@ -464,12 +466,7 @@ async fn s4_2_a_trigger_waits_for_an_approval_to_be_decided() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_2_a_trigger_waits_for_a_debounce_to_end() {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 1500");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
+    let (h, _daemon) = open_route_under("debounce_window_ms = 1500", false).await;
     let square = square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
@@ -497,12 +494,8 @@ async fn s4_2_a_trigger_waits_for_a_debounce_to_end() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_2_a_trigger_waits_for_a_halt_to_be_lifted() {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0\nhourly_turn_ceiling = 2");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
+    let (h, _daemon) =
+        open_route_under("debounce_window_ms = 0\nhourly_turn_ceiling = 2", false).await;
     let square = square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
@@ -547,15 +540,7 @@ async fn s4_2_a_trigger_waits_for_a_halt_to_be_lifted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_7_an_approval_in_a_trigger_turn_names_the_trigger_and_that_no_person_asked() {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
-    let record = h.dir.path().join("asked.jsonl");
-    h.install_fixture_plugin(&record);
-    h.grant_mira(&["workspace", "fixture"]);
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
+    let (h, _daemon) = open_route_under("debounce_window_ms = 0", true).await;
     let square = square_with(&h, &["ana"]).await;
     h.model.sim.script(
         "demo-model",
