@@ -86,7 +86,8 @@ mod tests {
         let theirs = root.path().join("theirs");
         std::fs::create_dir(&theirs).expect("mkdir");
         with_mode(&theirs, 0o700);
-        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown (as root, as the suite runs)");
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534))
+            .expect("chown (as root, as the suite runs)");
         let refused = own_dir(&theirs, 0o027).expect_err("not its own");
         assert!(refused.to_string().contains("owner uid 65534"), "{refused}");
     }

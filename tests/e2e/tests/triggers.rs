@@ -575,3 +575,49 @@ async fn s3_7_an_approval_in_a_trigger_turn_names_the_trigger_and_that_no_person
         prompt.message
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s4_2_the_next_trigger_waits_for_the_turn_the_last_announcement_started() {
+    let (h, _daemon) = open_route().await;
+    let square = square_with(&h, &["ana"]).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("Handled first.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("Handled second."),
+        ],
+    );
+    let since = now_ms() - 1;
+    // Both arrive at once in an idle channel: the second is recorded before
+    // the first's announcement has come back through the feed and started
+    // its turn.
+    let bearer = bearer();
+    let (first, second) = tokio::join!(
+        h.webhook(
+            Some(&bearer),
+            item("mira", "town-square", "First", "r", "b")
+        ),
+        h.webhook(
+            Some(&bearer),
+            item("mira", "town-square", "Second", "r", "b")
+        ),
+    );
+    assert_eq!((first.0, second.0), (202, 202));
+    h.wait_announcements(&square, 1).await;
+    completions_reach(&h, 1).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        h.announcements(&square).await.len(),
+        1,
+        "the second waits for the turn the first started"
+    );
+    h.model.sim.release("first");
+    let first = h.wait_post(&square, "mira", "Handled first.", since).await;
+    let announced = h.wait_announcements(&square, 2).await;
+    assert!(announced[1].create_at >= first.create_at);
+    h.wait_post(&square, "mira", "Handled second.", since).await;
+}
