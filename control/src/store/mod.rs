@@ -6,6 +6,7 @@
 pub mod decisions;
 mod kinds;
 mod members;
+mod memories;
 mod migrations;
 mod posts;
 mod process;
@@ -21,6 +22,9 @@ use rusqlite::Connection;
 
 pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TraceKind, TurnCause};
 pub use members::Member;
+pub use memories::{
+    MemoryChange, MemoryEntry, MemoryOrigin, MemoryWritten, REFERENCE_CHARS, memory_reference,
+};
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
