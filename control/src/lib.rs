@@ -18,6 +18,7 @@ pub mod host;
 pub mod inference;
 pub mod lanes;
 pub mod loops;
+pub mod memory;
 pub mod ownership;
 pub mod queue;
 pub mod restart;
