@@ -10,6 +10,7 @@
 pub mod edit;
 pub mod refs;
 pub mod render;
+pub mod run;
 pub mod serve;
 
 pub use serve::{Request, Served, serve};

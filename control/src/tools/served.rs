@@ -16,7 +16,7 @@ pub const CORE: &[(&str, &str)] = &[
 ];
 
 /// The granted tools this daemon serves itself (`ask::human` in the turn
-/// runner, the workspace toolset beside the calls).
+/// runner, the workspace toolset beside the calls, memory in `crate::memory`).
 pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("ask", "human"),
     ("workspace", "write"),
@@ -25,6 +25,12 @@ pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("workspace", "find"),
     ("workspace", "grep"),
     ("workspace", "stat"),
+    ("memory", "read"),
+    ("memory", "write"),
+    ("memory", "append"),
+    ("memory", "replace"),
+    ("memory", "rewrite"),
+    ("memory", "delete"),
 ];
 
 /// The tools each framework worker of this build serves (ARCHITECTURE §4):
@@ -121,11 +127,11 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["memory", "tasks", "conversations"] {
+        for namespace in ["tasks", "conversations"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web", "mail"] {
+        for namespace in ["workspace", "ask", "shell", "web", "mail", "memory"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }
