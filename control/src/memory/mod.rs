@@ -61,5 +61,27 @@ impl Caps {
     }
 }
 
+/// The caps of an agent that holds a memory tool, for its listing; `None`
+/// for one that holds none, which is shown no listing (§3.6).
+pub fn listed_caps(seat: &crate::services::Seat) -> Option<Caps> {
+    seat.held
+        .iter()
+        .any(|t| t.namespace == "memory")
+        .then(|| Caps::from_settings(seat.agent.settings.get("memory")))
+}
+
+/// The listing after the window (§3.6, §3.8), read inside assembly's one
+/// store call.
+pub fn listing(
+    store: &crate::store::Store,
+    agent: &str,
+    caps: Option<&Caps>,
+) -> Result<Option<String>, crate::store::StoreError> {
+    let Some(caps) = caps else {
+        return Ok(None);
+    };
+    Ok(Some(render::listing(&store.memories_of(agent)?, caps)))
+}
+
 #[cfg(test)]
 mod tests;

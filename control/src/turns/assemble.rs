@@ -64,6 +64,7 @@ pub async fn assemble(
     let timezone = services.timezone;
     let timezone_name = services.timezone_name.clone();
     let reads_posts = seat.held.contains(&ToolRef::new("conversations", "read"));
+    let memory_caps = crate::memory::listed_caps(seat);
     let now = chrono::Utc::now().timestamp_millis();
     services
         .store
@@ -104,6 +105,7 @@ pub async fn assemble(
             )?;
             let earlier = earlier_actions(store, &agent, &channel_id, window.reach_at)?;
             let pinned = store.pinned_posts(&channel_id)?;
+            let memory = crate::memory::listing(store, &agent, memory_caps.as_ref())?;
             window.mark_previous_turn(
                 match &previous {
                     Some(t) if t.ended_at.is_none() => PreviousTurn::CutOff,
@@ -125,6 +127,7 @@ pub async fn assemble(
                 people: &window.people,
                 display_names: &display_names,
                 reads_posts,
+                memory: memory.as_deref(),
             });
             let mut messages = window.messages.clone();
             let window_len = messages.len();
