@@ -4,12 +4,14 @@
 //! code so no query ever blocks a runtime thread.
 
 pub mod decisions;
+mod episodes;
 mod kinds;
 mod members;
 mod migrations;
 mod posts;
 mod process;
 mod queue;
+mod search;
 mod thread;
 mod triggers;
 mod turns;
@@ -24,6 +26,7 @@ pub use members::Member;
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
+pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
