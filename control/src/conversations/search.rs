@@ -19,6 +19,11 @@ pub const PHRASE_CAP_CHARS: usize = 500;
 /// The shortest phrase the trigram index serves.
 pub const INDEX_MIN_CHARS: usize = 3;
 
+/// Below this many matches in the whole index, the index's matches are
+/// collected and sorted by time; at or above it the phrase is common, and a
+/// newest-first walk of the reach meets enough hits sooner.
+pub const SELECTIVE_MATCHES: u32 = 2_000;
+
 /// Characters shown either side of a match.
 pub const HIT_CONTEXT_CHARS: usize = 150;
 
@@ -151,7 +156,9 @@ pub fn find(
     };
     let folded = matching::fold(&request.phrase);
     let matches = |post: &ObservedPost| matching::find(&post.message, &folded).is_some();
-    let (mut hits, more) = if request.phrase.chars().count() >= INDEX_MIN_CHARS {
+    let indexed = request.phrase.chars().count() >= INDEX_MIN_CHARS
+        && store.index_matches(&request.phrase, SELECTIVE_MATCHES)? < SELECTIVE_MATCHES;
+    let (mut hits, more) = if indexed {
         let candidates = store.search_indexed(&query)?;
         let more = candidates.len() > max_hits as usize;
         (candidates.into_iter().filter(matches).collect(), more)

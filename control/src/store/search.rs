@@ -88,9 +88,10 @@ impl Store {
     /// Posts containing the phrase, by the trigram index, newest first; up
     /// to `limit`. The caller checks each against the phrase itself.
     pub fn search_indexed(&self, query: &PostQuery<'_>) -> Result<Vec<ObservedPost>, StoreError> {
-        let quoted = format!("\"{}\"", query.phrase.replace('"', "\"\""));
         let (clause, values) = reach_clause(query, 1);
-        let values = std::iter::once(quoted.into()).chain(values).collect();
+        let values = std::iter::once(quoted(query.phrase).into())
+            .chain(values)
+            .collect();
         let sql = format!(
             "SELECT {POST_COLUMNS_P} FROM posts_fts f JOIN posts p ON p.rowid = f.rowid
              WHERE posts_fts MATCH ?1 AND {clause}
@@ -100,42 +101,74 @@ impl Store {
         self.query_posts(&sql, values)
     }
 
+    /// How many posts the index finds for the phrase, counting no further
+    /// than `cap`: a phrase this common is served faster by a scan, which
+    /// stops at the newest hits, than by collecting and sorting every match.
+    pub fn index_matches(&self, phrase: &str, cap: u32) -> Result<u32, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM (SELECT 1 FROM posts_fts WHERE posts_fts MATCH ?1 LIMIT ?2)",
+            params![quoted(phrase), cap],
+            |row| row.get(0),
+        )?)
+    }
+
     /// Posts in reach, newest first, handed to `keep` one at a time until it
-    /// has taken `limit`: the scan a phrase under three characters needs,
-    /// since the trigram index cannot serve it. `like`, where given, is a
-    /// LIKE pattern that narrows the rows read.
+    /// has taken `limit`: the scan a phrase under three characters needs
+    /// (the trigram index cannot serve it), and the faster path for a common
+    /// one. Each channel is walked backwards on its (channel, time) index and
+    /// the walks are merged, so the rows read are those newer than the last
+    /// hit, not the reach's whole history. `like`, where given, is a LIKE
+    /// pattern that narrows the rows read.
     pub fn scan_posts(
         &self,
         query: &PostQuery<'_>,
         like: Option<&str>,
         mut keep: impl FnMut(&ObservedPost) -> bool,
     ) -> Result<Vec<ObservedPost>, StoreError> {
-        let (clause, mut values) = reach_clause(query, 0);
-        let like_clause = match like {
-            Some(pattern) => {
-                values.push(pattern.to_string().into());
-                format!(" AND p.message LIKE ?{} ESCAPE '\\'", values.len())
-            }
-            None => String::new(),
-        };
+        let (mut clause, mut values) = filter_clause(query, 2);
+        if let Some(pattern) = like {
+            values.push(pattern.to_string().into());
+            clause.push_str(&format!(" AND p.message LIKE ?{} ESCAPE '\\'", values.len() + 2));
+        }
         let sql = format!(
-            "SELECT {POST_COLUMNS_P} FROM posts p WHERE {clause}{like_clause}
+            "SELECT {POST_COLUMNS_P} FROM posts p
+             WHERE p.channel_id = ?1 AND p.created_at >= ?2 AND {clause}
              ORDER BY p.created_at DESC, p.id DESC"
         );
-        let mut statement = self.conn.prepare(&sql)?;
-        let mut rows = statement.query(rusqlite::params_from_iter(values))?;
+        let mut statements = Vec::with_capacity(query.reach.len());
+        for _ in query.reach {
+            statements.push(self.conn.prepare(&sql)?);
+        }
+        let mut walks = Vec::with_capacity(query.reach.len());
+        for (statement, (channel, floor)) in statements.iter_mut().zip(query.reach) {
+            let bound: Vec<rusqlite::types::Value> = [channel.clone().into(), (*floor).into()]
+                .into_iter()
+                .chain(values.iter().cloned())
+                .collect();
+            walks.push(statement.query(rusqlite::params_from_iter(bound))?);
+        }
+        let mut heads: Vec<Option<ObservedPost>> = Vec::with_capacity(walks.len());
+        for walk in &mut walks {
+            heads.push(walk.next()?.map(read_post).transpose()?);
+        }
         let mut kept = Vec::new();
-        while let Some(row) = rows.next()? {
-            let post = read_post(row)?;
-            if keep(&post) {
+        while kept.len() < query.limit as usize {
+            let newest = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.as_ref().map(|p| (i, p.created_at, p.id.as_str())))
+                .max_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)))
+                .map(|(i, ..)| i);
+            let Some(index) = newest else { break };
+            let next = walks[index].next()?.map(read_post).transpose()?;
+            if let Some(post) = std::mem::replace(&mut heads[index], next)
+                && keep(&post)
+            {
                 kept.push(post);
-                if kept.len() >= query.limit as usize {
-                    break;
-                }
             }
         }
-        drop(rows);
-        drop(statement);
+        drop(walks);
+        drop(statements);
         self.attach_files(&mut kept)?;
         Ok(kept)
     }
@@ -165,9 +198,43 @@ impl Store {
     }
 }
 
-/// The WHERE clause every search shares, with its values numbered after
-/// the `bound` placeholders the statement binds before them.
+/// The phrase as one FTS5 string: with the trigram tokenizer, a quoted
+/// string matches wherever the text contains it.
+fn quoted(phrase: &str) -> String {
+    format!("\"{}\"", phrase.replace('"', "\"\""))
+}
+
+/// The channels searched, each back to its floor, then the filters every
+/// search shares; values numbered after the `bound` placeholders the
+/// statement binds before them.
 fn reach_clause(query: &PostQuery<'_>, bound: usize) -> (String, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value;
+    let mut values: Vec<Value> = Vec::new();
+    let channels: Vec<String> = query
+        .reach
+        .iter()
+        .map(|(channel, floor)| {
+            values.push(Value::Text(channel.clone()));
+            values.push(Value::Integer(*floor));
+            format!(
+                "(p.channel_id = ?{} AND p.created_at >= ?{})",
+                values.len() + bound - 1,
+                values.len() + bound
+            )
+        })
+        .collect();
+    let reach = if channels.is_empty() {
+        "0".to_string()
+    } else {
+        format!("({})", channels.join(" OR "))
+    };
+    let (filters, more) = filter_clause(query, bound + values.len());
+    values.extend(more);
+    (format!("{reach} AND {filters}"), values)
+}
+
+/// Roles, forgetting, author, dates and the posts excluded.
+fn filter_clause(query: &PostQuery<'_>, bound: usize) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value;
     let mut values: Vec<Value> = Vec::new();
     let next = |value: Value, values: &mut Vec<Value>| {
@@ -175,20 +242,6 @@ fn reach_clause(query: &PostQuery<'_>, bound: usize) -> (String, Vec<rusqlite::t
         format!("?{}", values.len() + bound)
     };
     let mut clause = format!("p.forgotten_at IS NULL AND p.role IN {SEARCHABLE_ROLES}");
-    let channels: Vec<String> = query
-        .reach
-        .iter()
-        .map(|(channel, floor)| {
-            let c = next(Value::Text(channel.clone()), &mut values);
-            let f = next(Value::Integer(*floor), &mut values);
-            format!("(p.channel_id = {c} AND p.created_at >= {f})")
-        })
-        .collect();
-    if channels.is_empty() {
-        clause.push_str(" AND 0");
-    } else {
-        clause.push_str(&format!(" AND ({})", channels.join(" OR ")));
-    }
     if !query.authors.is_empty() {
         let names: Vec<String> = query
             .authors
