@@ -1,4 +1,4 @@
--- Search over posts, forgetting a post, and episode boundaries (§3.8, §8.4, §8.5).
+-- Search over posts and forgetting a post (§3.8, §8.4).
 
 -- A post forgotten by /collegium forget (§8.4): absent from the window, from
 -- search and from conversations::read, as though never written. The text
@@ -14,9 +14,8 @@ ALTER TABLE posts ADD COLUMN forgotten_at INTEGER;
 -- — posts, replies and work-unit posts; never status posts, notices or
 -- approval prompts — so the index cannot hand back what search must not.
 -- The store never runs VACUUM, which may renumber the rowids of a table
--- without an INTEGER PRIMARY KEY; one that does must follow it with
--- INSERT INTO posts_fts(posts_fts) VALUES ('rebuild') and re-delete the
--- unsearchable roles (docs/search.md).
+-- without an INTEGER PRIMARY KEY; one that does must rebuild the index
+-- afterwards (docs/search.md).
 CREATE VIRTUAL TABLE posts_fts USING fts5 (
     message,
     content = 'posts',
@@ -51,13 +50,5 @@ BEGIN
         WHERE new.role IN ('post', 'reply', 'unit_post');
 END;
 
--- The latest episode boundary per agent and channel, set by
--- /collegium reset {agent} (§3.8, §8.4): context and search never reach
--- back past it. A clear deletes these rows with the channel's record (§8.5);
--- the clear's own boundary is channels.last_cleared_at.
-CREATE TABLE episode_boundaries (
-    agent      TEXT NOT NULL,
-    channel_id TEXT NOT NULL,
-    reset_at   INTEGER NOT NULL,
-    PRIMARY KEY (agent, channel_id)
-) STRICT;
+-- Episode boundaries are 0003's episode_boundaries (agent, channel, at, set_by);
+-- the latest per agent and channel is the one in force (§3.8).

@@ -8,14 +8,20 @@ use super::{Millis, Store, StoreError};
 
 impl Store {
     /// Marks an episode boundary for `agent` in the channel (`/collegium
-    /// reset`, §3.8): context and search never reach back past it. A later
-    /// boundary replaces an earlier one; an earlier one never moves it back.
-    pub fn reset_episode(&self, agent: &str, channel_id: &str, at: Millis) -> Result<(), StoreError> {
+    /// reset`, run by `set_by`, §3.8): context and search never reach back
+    /// past the latest one. Every boundary is kept, with who set it; an
+    /// earlier one never moves the boundary back.
+    pub fn reset_episode(
+        &self,
+        agent: &str,
+        channel_id: &str,
+        at: Millis,
+        set_by: &str,
+    ) -> Result<(), StoreError> {
         self.conn.execute(
-            "INSERT INTO episode_boundaries (agent, channel_id, reset_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (agent, channel_id) DO UPDATE
-             SET reset_at = MAX(reset_at, excluded.reset_at)",
-            params![agent, channel_id, at],
+            "INSERT INTO episode_boundaries (agent, channel_id, at, set_by) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (agent, channel_id, at) DO NOTHING",
+            params![agent, channel_id, at, set_by],
         )?;
         Ok(())
     }
@@ -26,14 +32,11 @@ impl Store {
         agent: &str,
         channel_id: &str,
     ) -> Result<Option<Millis>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT reset_at FROM episode_boundaries WHERE agent = ?1 AND channel_id = ?2",
-                params![agent, channel_id],
-                |row| row.get(0),
-            )
-            .optional()?)
+        Ok(self.conn.query_row(
+            "SELECT MAX(at) FROM episode_boundaries WHERE agent = ?1 AND channel_id = ?2",
+            params![agent, channel_id],
+            |row| row.get(0),
+        )?)
     }
 
     /// Records the boundary of a channel's clear (§8.5): nothing older than

@@ -50,7 +50,8 @@ impl Store {
                     MAX(COALESCE(c.last_cleared_at, 0), COALESCE(e.reset_at, 0))
              FROM channel_members m
              JOIN channels c ON c.id = m.channel_id
-             LEFT JOIN episode_boundaries e ON e.channel_id = c.id AND e.agent = ?1
+             LEFT JOIN (SELECT channel_id, MAX(at) AS reset_at FROM episode_boundaries
+                        WHERE agent = ?1 GROUP BY channel_id) e ON e.channel_id = c.id
              WHERE m.user_id = ?2
              ORDER BY c.id",
         )?;
