@@ -23,11 +23,46 @@ const RUNS: usize = 100;
 /// Words people write, the first ones far commoner than the last, so a
 /// phrase can be common, ordinary or rare.
 const WORDS: &[&str] = &[
-    "the", "a", "to", "and", "we", "is", "on", "for", "it", "this", "that", "with", "release",
-    "review", "deploy", "budget", "meeting", "customer", "report", "draft", "schedule",
-    "invoice", "migration", "latency", "dashboard", "contract", "onboarding", "roadmap",
-    "incident", "postmortem", "quarterly", "forecast", "vendor", "compliance", "kubernetes",
-    "spreadsheet", "retention", "sandbox", "benchmark", "handover",
+    "the",
+    "a",
+    "to",
+    "and",
+    "we",
+    "is",
+    "on",
+    "for",
+    "it",
+    "this",
+    "that",
+    "with",
+    "release",
+    "review",
+    "deploy",
+    "budget",
+    "meeting",
+    "customer",
+    "report",
+    "draft",
+    "schedule",
+    "invoice",
+    "migration",
+    "latency",
+    "dashboard",
+    "contract",
+    "onboarding",
+    "roadmap",
+    "incident",
+    "postmortem",
+    "quarterly",
+    "forecast",
+    "vendor",
+    "compliance",
+    "kubernetes",
+    "spreadsheet",
+    "retention",
+    "sandbox",
+    "benchmark",
+    "handover",
 ];
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -40,7 +75,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     /// An index skewed towards 0: the square of a uniform draw.
@@ -71,7 +109,7 @@ fn post(rng: &mut Lcg, index: usize) -> ObservedPost {
         created_at: at,
         message: message.join(" "),
         props: None,
-        role: if index % 20 == 0 {
+        role: if index.is_multiple_of(20) {
             PostRole::Status
         } else {
             PostRole::Post

@@ -80,7 +80,10 @@ mod tests {
         let from = here(&town);
         assert!(may_surface(&from, &town));
         assert!(may_surface(&from, &other));
-        assert!(!may_surface(&from, &private), "public to private is refused");
+        assert!(
+            !may_surface(&from, &private),
+            "public to private is refused"
+        );
         assert!(!may_surface(&from, &dm));
     }
 
@@ -89,9 +92,15 @@ mod tests {
         let ab = channel("ab", ChannelKind::Private, &["agent", "a", "b"]);
         let abc = channel("abc", ChannelKind::Private, &["agent", "a", "b", "c"]);
         assert!(may_surface(&here(&ab), &abc), "{{A,B}} reads {{A,B,C}}");
-        assert!(!may_surface(&here(&abc), &ab), "{{A,B,C}} may not read {{A,B}}");
+        assert!(
+            !may_surface(&here(&abc), &ab),
+            "{{A,B,C}} may not read {{A,B}}"
+        );
         let town = channel("town", ChannelKind::Open, &["agent"]);
-        assert!(may_surface(&here(&ab), &town), "public reaches every channel");
+        assert!(
+            may_surface(&here(&ab), &town),
+            "public reaches every channel"
+        );
     }
 
     #[test]

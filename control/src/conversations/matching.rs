@@ -82,7 +82,11 @@ pub fn around(text: &str, found: (usize, usize), context: usize) -> Excerpt {
 /// Characters `from..to` of a text of `total` characters.
 pub fn chars(text: &str, from: usize, to: usize, total: usize) -> Excerpt {
     Excerpt {
-        text: text.chars().skip(from).take(to.saturating_sub(from)).collect(),
+        text: text
+            .chars()
+            .skip(from)
+            .take(to.saturating_sub(from))
+            .collect(),
         before: from,
         after: total.saturating_sub(to),
         total,
@@ -123,7 +127,11 @@ mod tests {
         assert_eq!(excerpt.total, 806);
         assert_eq!(excerpt.text.chars().count(), 206);
         assert!(excerpt.text.contains("needle"));
-        let short = around("a needle here", find("a needle here", "needle").expect("found"), 100);
+        let short = around(
+            "a needle here",
+            find("a needle here", "needle").expect("found"),
+            100,
+        );
         assert!(short.is_whole());
     }
 }

@@ -89,7 +89,12 @@ pub fn reach(store: &Store, caller: &Caller<'_>) -> Result<Reach, StoreError> {
 }
 
 /// Serves a `conversations::` call (the one arm in turns/calls.rs).
-pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: &Value) -> Executed {
+pub async fn run(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Executed {
     let services = scope.services;
     let executed = |summary: String, outcome| Executed {
         call: call.clone(),
@@ -117,7 +122,11 @@ pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: 
             let request = match search::parse(value, timezone) {
                 Ok(request) => request,
                 Err(text) => {
-                    return refused("conversations::search".into(), text, "the arguments do not make a search");
+                    return refused(
+                        "conversations::search".into(),
+                        text,
+                        "the arguments do not make a search",
+                    );
                 }
             };
             let max_hits = max_hits(&scope.seat.agent.settings);
@@ -175,28 +184,32 @@ pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: 
                         display_names: &display_names,
                         timezone,
                     };
-                    Ok(match read::render(&request, &post, &reach, &channel_id, &style) {
-                        Ok(text) => Outcome::Ran {
-                            text,
-                            replay_line: Some(format!(
-                                "[read post {} from offset {}]",
-                                request.post, request.offset
-                            )),
-                            content_key: None,
-                            note: None,
+                    Ok(
+                        match read::render(&request, &post, &reach, &channel_id, &style) {
+                            Ok(text) => Outcome::Ran {
+                                text,
+                                replay_line: Some(format!(
+                                    "[read post {} from offset {}]",
+                                    request.post, request.offset
+                                )),
+                                content_key: None,
+                                note: None,
+                            },
+                            Err(text) => Outcome::Refused {
+                                text,
+                                reason: "the offset is past the post's end".into(),
+                            },
                         },
-                        Err(text) => Outcome::Refused {
-                            text,
-                            reason: "the offset is past the post's end".into(),
-                        },
-                    })
+                    )
                 })
                 .await;
             executed(summary, store_outcome(outcome))
         }
         other => refused(
             format!("conversations::{other}"),
-            format!("conversations::{other} is not a tool; conversations::search and conversations::read are."),
+            format!(
+                "conversations::{other} is not a tool; conversations::search and conversations::read are."
+            ),
             "no such tool",
         ),
     }

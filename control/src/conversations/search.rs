@@ -51,8 +51,7 @@ pub fn parse(value: &Value, timezone: chrono_tz::Tz) -> Result<SearchRequest, St
     let length = phrase.chars().count();
     if phrase.is_empty() {
         return Err(
-            "Give the phrase to search for: search finds posts whose text contains it."
-                .to_string(),
+            "Give the phrase to search for: search finds posts whose text contains it.".to_string(),
         );
     }
     if length > PHRASE_CAP_CHARS {
@@ -103,7 +102,9 @@ fn time_bound(
             "{key} `{text}` is not a date or a time. Write a date as 2026-03-14 (the operator's timezone) or a time as 2026-03-14T09:30:00Z."
         )
     })?;
-    let midnight = day.and_hms_opt(0, 0, 0).map(|t| timezone.from_local_datetime(&t));
+    let midnight = day
+        .and_hms_opt(0, 0, 0)
+        .map(|t| timezone.from_local_datetime(&t));
     match midnight.and_then(|t| t.earliest()) {
         Some(time) => Ok(Some((text.to_string(), time.timestamp_millis()))),
         None => Err(format!(
@@ -209,10 +210,7 @@ pub fn render(request: &SearchRequest, found: &Found, here: &str, style: &Style<
     let filters = filters(request);
     let scope = scope_line(&found.reach);
     if found.hits.is_empty() {
-        return format!(
-            "No post matches \"{}\"{filters}.\n{scope}",
-            request.phrase
-        );
+        return format!("No post matches \"{}\"{filters}.\n{scope}", request.phrase);
     }
     let count = found.hits.len();
     let mut out = format!(

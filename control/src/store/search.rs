@@ -129,7 +129,10 @@ impl Store {
         let (mut clause, mut values) = filter_clause(query, 2);
         if let Some(pattern) = like {
             values.push(pattern.to_string().into());
-            clause.push_str(&format!(" AND p.message LIKE ?{} ESCAPE '\\'", values.len() + 2));
+            clause.push_str(&format!(
+                " AND p.message LIKE ?{} ESCAPE '\\'",
+                values.len() + 2
+            ));
         }
         let sql = format!(
             "SELECT {POST_COLUMNS_P} FROM posts p

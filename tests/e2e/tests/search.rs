@@ -4,14 +4,15 @@
 //! and a search from a public channel never quotes a direct message.
 
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, square_with, status_post, tool_results, turn_requests, with_fixture_granting};
+use e2e::scenario::{
+    calls, reply, square_with, status_post, tool_results, turn_requests, with_fixture_granting,
+};
 use model_sim::script::Scripted;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_post() {
-    let (h, _daemon, _) =
-        with_fixture_granting("debounce_window_ms = 0", &["conversations"]).await;
+    let (h, _daemon, _) = with_fixture_granting("debounce_window_ms = 0", &["conversations"]).await;
     let square = square_with(&h, &["ana"]).await;
     // Turn one: reasoning and a call (so a status post) both name the word.
     h.model.sim.script(
@@ -45,7 +46,10 @@ async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_
                 ("conversations__search", json!({"phrase": "MARMALADE"})),
                 ("conversations__read", json!({"post": told.id})),
                 ("conversations__read", json!({"post": "no-such-post-id"})),
-                ("conversations__search", json!({"phrase": "x".repeat(10_000)})),
+                (
+                    "conversations__search",
+                    json!({"phrase": "x".repeat(10_000)}),
+                ),
             ]),
             reply("Found it."),
         ],
@@ -63,8 +67,14 @@ async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_
             && found.contains(&format!("post {} · this channel · Mira (agent)", noted.id)),
         "the person's post and the agent's own reply: {found}"
     );
-    assert!(!found.contains(&asks.id), "the post the turn answers is never a hit: {found}");
-    assert!(!found.contains(&status.id), "a status post is never a hit: {found}");
+    assert!(
+        !found.contains(&asks.id),
+        "the post the turn answers is never a hit: {found}"
+    );
+    assert!(
+        !found.contains(&status.id),
+        "a status post is never a hit: {found}"
+    );
     assert!(!found.contains("reasoning stays private"), "{found}");
     assert!(
         results[1].contains("<<<\n@mira remember the code word marmalade\n>>>")
@@ -85,8 +95,7 @@ async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_8_a_search_from_a_public_channel_never_quotes_a_direct_message() {
-    let (h, _daemon, _) =
-        with_fixture_granting("debounce_window_ms = 0", &["conversations"]).await;
+    let (h, _daemon, _) = with_fixture_granting("debounce_window_ms = 0", &["conversations"]).await;
     let square = square_with(&h, &["ana"]).await;
     let dm = h.dm("ana", "mira").await;
     h.model
