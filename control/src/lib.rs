@@ -13,6 +13,7 @@ pub mod chat;
 pub mod commands;
 pub mod config;
 pub mod context;
+pub mod conversations;
 pub mod daemon;
 pub mod host;
 pub mod inference;

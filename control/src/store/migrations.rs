@@ -38,6 +38,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(8, "0008_worker_call_disclosures"),
     migration!(9, "0009_triggers"),
     migration!(10, "0010_memory"),
+    migration!(11, "0011_search"),
 ];
 
 /// The schema version this build writes.

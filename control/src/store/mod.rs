@@ -4,6 +4,7 @@
 //! code so no query ever blocks a runtime thread.
 
 pub mod decisions;
+mod episodes;
 mod kinds;
 mod members;
 mod memories;
@@ -11,6 +12,7 @@ mod migrations;
 mod posts;
 mod process;
 mod queue;
+mod search;
 mod thread;
 mod triggers;
 mod turns;
@@ -28,6 +30,7 @@ pub use memories::{
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
+pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,

@@ -413,8 +413,34 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 "properties": {"max_hits": positive()}
             }),
             vec![
-                Tool::read("search", "Search posts in channels you are in."),
-                Tool::read("read", "Read one post whole by its id."),
+                Tool::read(
+                    "search",
+                    "Find posts whose text contains a phrase (any case, any part of a word), newest first, in channels you are in, back to your latest episode boundary in each. From a public channel it searches public channels only; from a private channel or a direct message, also the private ones whose members include everyone here. It returns posts only: never a trace, stored reasoning, a status post, an approval prompt or a notice, and never the posts this turn answers. Each hit shows its text around the match; conversations::read reads a post whole.",
+                )
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["phrase"],
+                    "properties": {
+                        "phrase": {"type": "string", "minLength": 1, "description": "The text to find, matched as written apart from case: at most 500 characters. One character works; a longer, distinctive phrase finds fewer, better hits."},
+                        "author": {"type": "string", "minLength": 1, "description": "Only posts by this author: a person's username, or an agent's name or username."},
+                        "after": {"type": "string", "description": "Only posts written at or after this date (2026-03-14, the operator's timezone) or time (2026-03-14T09:30:00Z)."},
+                        "before": {"type": "string", "description": "Only posts written before this date (2026-03-14, the operator's timezone) or time (2026-03-14T09:30:00Z)."}
+                    }
+                })),
+                Tool::read(
+                    "read",
+                    "Read one post whole by its id, as a window line or a search hit shows it. A long post is read in pages: the result says where the next page starts.",
+                )
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["post"],
+                    "properties": {
+                        "post": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The post's id, shown after \"post\"."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "The character to start from, for the rest of a long post; 0 when left out."}
+                    }
+                })),
             ],
         ),
         toolset(

@@ -19,6 +19,8 @@ pub const CORE: &[(&str, &str)] = &[
 /// runner, the workspace toolset beside the calls, memory in `crate::memory`).
 pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("ask", "human"),
+    ("conversations", "search"),
+    ("conversations", "read"),
     ("workspace", "write"),
     ("workspace", "read"),
     ("workspace", "list"),
@@ -127,11 +129,19 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["tasks", "conversations"] {
+        for namespace in ["tasks"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web", "mail", "memory"] {
+        for namespace in [
+            "workspace",
+            "ask",
+            "shell",
+            "web",
+            "mail",
+            "memory",
+            "conversations",
+        ] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }
