@@ -63,9 +63,18 @@ async fn s3_6_a_write_at_the_cap_evicts_the_least_recently_read_and_the_listing_
         "demo-model",
         vec![
             calls(&[
-                ("memory__write", json!({"description": "Ana's invoices", "body": "PDF, never paper"})),
-                ("memory__write", json!({"description": "Build steps", "body": "make, then make test"})),
-                ("memory__write", json!({"description": "Too long", "body": "x".repeat(41)})),
+                (
+                    "memory__write",
+                    json!({"description": "Ana's invoices", "body": "PDF, never paper"}),
+                ),
+                (
+                    "memory__write",
+                    json!({"description": "Build steps", "body": "make, then make test"}),
+                ),
+                (
+                    "memory__write",
+                    json!({"description": "Too long", "body": "x".repeat(41)}),
+                ),
             ]),
             reply("Noted."),
         ],
@@ -74,7 +83,11 @@ async fn s3_6_a_write_at_the_cap_evicts_the_least_recently_read_and_the_listing_
     h.say("ana", &square, "@mira remember these").await;
     h.wait_post(&square, "mira", "Noted.", since).await;
     let results = tool_results(&turn_requests(&h).pop().expect("completions"));
-    assert!(results[0].contains("Body: 16 of 40 characters."), "{}", results[0]);
+    assert!(
+        results[0].contains("Body: 16 of 40 characters."),
+        "{}",
+        results[0]
+    );
     assert!(
         results[2].contains("the body is 41 characters, over the cap of 40")
             && results[2].contains("Nothing was cut"),
@@ -82,13 +95,19 @@ async fn s3_6_a_write_at_the_cap_evicts_the_least_recently_read_and_the_listing_
         results[2]
     );
     assert_eq!(descriptions(&h), ["Ana's invoices", "Build steps"]);
-    let (invoices, build) = (reference(&h, "Ana's invoices"), reference(&h, "Build steps"));
+    let (invoices, build) = (
+        reference(&h, "Ana's invoices"),
+        reference(&h, "Build steps"),
+    );
 
     h.model.sim.script(
         "demo-model",
         vec![
             calls(&[("memory__read", json!({"memory": invoices}))]),
-            calls(&[("memory__write", json!({"description": "Deploy day", "body": "Fridays"}))]),
+            calls(&[(
+                "memory__write",
+                json!({"description": "Deploy day", "body": "Fridays"}),
+            )]),
             reply("Kept."),
         ],
     );
@@ -119,7 +138,10 @@ async fn s3_6_deleting_an_unseen_entry_is_refused_until_the_turn_reads_it() {
     h.model.sim.script(
         "demo-model",
         vec![
-            calls(&[("memory__write", json!({"description": "Old fact", "body": "The office is on floor 2"}))]),
+            calls(&[(
+                "memory__write",
+                json!({"description": "Old fact", "body": "The office is on floor 2"}),
+            )]),
             reply("Noted."),
         ],
     );
@@ -138,7 +160,8 @@ async fn s3_6_deleting_an_unseen_entry_is_refused_until_the_turn_reads_it() {
         ],
     );
     let since = now_ms() - 1;
-    h.say("ana", &square, "@mira we moved; forget the office").await;
+    h.say("ana", &square, "@mira we moved; forget the office")
+        .await;
     h.wait_post(&square, "mira", "Forgotten.", since).await;
     let results = tool_results(&turn_requests(&h).pop().expect("completions"));
     assert!(
@@ -147,7 +170,15 @@ async fn s3_6_deleting_an_unseen_entry_is_refused_until_the_turn_reads_it() {
         "{}",
         results[0]
     );
-    assert!(results[1].contains("The office is on floor 2"), "{}", results[1]);
-    assert!(results[2].starts_with(&format!("Deleted memory {fact}")), "{}", results[2]);
+    assert!(
+        results[1].contains("The office is on floor 2"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with(&format!("Deleted memory {fact}")),
+        "{}",
+        results[2]
+    );
     assert!(descriptions(&h).is_empty());
 }
