@@ -80,7 +80,7 @@ pub fn listing(
     let Some(caps) = caps else {
         return Ok(None);
     };
-    Ok(Some(render::listing(&store.memories_of(agent)?, caps)))
+    Ok(Some(render::listing(&store.memory_listing(agent)?, caps)))
 }
 
 #[cfg(test)]

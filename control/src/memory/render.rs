@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use chrono::TimeZone;
 
-use crate::store::{Millis, MemoryEntry};
+use crate::store::{ListedMemory, MemoryEntry, Millis};
 
 use super::Caps;
 use super::edit::{Fault, Passage};
@@ -57,7 +57,7 @@ pub fn body_size(body: &str, caps: &Caps) -> String {
 
 /// The listing in the framework's message (§3.6, §3.8): a count against
 /// the cap, then each description by its reference, in the order written.
-pub fn listing(entries: &[MemoryEntry], caps: &Caps) -> String {
+pub fn listing(entries: &[ListedMemory], caps: &Caps) -> String {
     let mut out = format!(
         "Your memories: {} of at most {}.",
         entries.len(),
@@ -110,12 +110,7 @@ fn quoted(label: &str, text: &str) -> String {
 
 /// The result of a write: the disclosure (§3.6), the body against its cap,
 /// the count against its cap, and what it evicted.
-pub fn written(
-    entry: &MemoryEntry,
-    evicted: &[MemoryEntry],
-    count: u64,
-    caps: &Caps,
-) -> String {
+pub fn written(entry: &MemoryEntry, evicted: &[MemoryEntry], count: u64, caps: &Caps) -> String {
     let mut out = format!(
         "Kept memory {} — {}\n{} Memories: {count} of at most {}.",
         entry.reference(),
@@ -141,7 +136,12 @@ pub fn written(
 pub fn written_line(entry: &MemoryEntry, evicted: &[MemoryEntry]) -> String {
     let mut line = format!("[kept memory {} — {}", entry.reference(), entry.description);
     for gone in evicted {
-        let _ = write!(line, "; evicted {} — {}", gone.reference(), gone.description);
+        let _ = write!(
+            line,
+            "; evicted {} — {}",
+            gone.reference(),
+            gone.description
+        );
     }
     line.push(']');
     line
@@ -193,7 +193,12 @@ pub fn revised(
             before.description, entry.description
         );
     }
-    let _ = write!(out, "\n{}\n{}", body_size(&entry.body, caps), quoted("Body", &entry.body));
+    let _ = write!(
+        out,
+        "\n{}\n{}",
+        body_size(&entry.body, caps),
+        quoted("Body", &entry.body)
+    );
     out
 }
 
@@ -271,7 +276,9 @@ pub fn replace_refused(
     if seen != Some(entry.revision) {
         let _ = write!(out, "{} ", not_seen(entry, seen));
     }
-    out.push_str("Nothing was changed: none of this call's edits applied, since a replace is all or none.");
+    out.push_str(
+        "Nothing was changed: none of this call's edits applied, since a replace is all or none.",
+    );
     for fault in faults {
         let line = match fault {
             Fault::Found { index, times: 0 } => format!(

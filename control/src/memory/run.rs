@@ -11,7 +11,12 @@ use crate::turns::calls::{CallScope, Executed, Outcome};
 
 use super::{Caps, Request, serve};
 
-pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: &Value) -> Executed {
+pub async fn run(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Executed {
     let agent = &scope.seat.agent;
     let caps = Caps::from_settings(agent.settings.get("memory"));
     let reads = scope.seat.held.contains(&ToolRef::new("memory", "read"));

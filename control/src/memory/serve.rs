@@ -62,7 +62,12 @@ pub fn serve(
     tool: &str,
     arguments: &Value,
 ) -> Result<Served, StoreError> {
-    let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or_default();
+    let text = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
     let description = arguments
         .get("description")
         .and_then(Value::as_str)
@@ -98,7 +103,11 @@ fn passages(arguments: &Value) -> Vec<Passage> {
         .map(|list| {
             list.iter()
                 .map(|p| Passage {
-                    find: p.get("find").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    find: p
+                        .get("find")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
                     replace: p
                         .get("replace")
                         .and_then(Value::as_str)
@@ -226,10 +235,7 @@ fn within_cap(entry: &MemoryEntry, body: &str, caps: &Caps) -> Result<(), String
     Ok(())
 }
 
-fn new_description(
-    description: Option<&str>,
-    caps: &Caps,
-) -> Result<Option<String>, String> {
+fn new_description(description: Option<&str>, caps: &Caps) -> Result<Option<String>, String> {
     match description {
         None => Ok(None),
         Some(d) => match check_description(d, caps) {
@@ -311,7 +317,12 @@ fn seen_as_stored(
     };
     let seen = store.memory_seen(request.turn_id, entry.id)?;
     if seen != Some(entry.revision) {
-        return Ok(Err(render::unseen_refusal(action, &entry, seen, request.reads)));
+        return Ok(Err(render::unseen_refusal(
+            action,
+            &entry,
+            seen,
+            request.reads,
+        )));
     }
     Ok(Ok(entry))
 }

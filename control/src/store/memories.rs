@@ -48,6 +48,19 @@ impl MemoryEntry {
     }
 }
 
+/// An entry as the listing shows it: no body, no date (§3.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedMemory {
+    pub key: String,
+    pub description: String,
+}
+
+impl ListedMemory {
+    pub fn reference(&self) -> String {
+        memory_reference(&self.key)
+    }
+}
+
 /// Where a write or a revision was made: the provenance it leaves (§3.6).
 /// The originating post is the one the turn answers, read from its record.
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +119,21 @@ impl Store {
             "SELECT {COLUMNS} FROM memories WHERE agent = ? ORDER BY id"
         ))?;
         let rows = stmt.query_map([agent], read_entry)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The agent's listing, in the order written: only what it shows, so
+    /// every turn's assembly reads no body.
+    pub fn memory_listing(&self, agent: &str) -> Result<Vec<ListedMemory>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, description FROM memories WHERE agent = ? ORDER BY id")?;
+        let rows = stmt.query_map([agent], |row| {
+            Ok(ListedMemory {
+                key: row.get(0)?,
+                description: row.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

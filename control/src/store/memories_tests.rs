@@ -79,14 +79,25 @@ fn s3_6_a_key_whose_reference_the_agent_holds_is_not_used() {
     assert_eq!(second.entry.reference(), "mabcd99");
     // A prefix both share matches both: the resolver refuses it.
     assert_eq!(
-        store.memories_with_prefix("mira", "abcd").expect("match").len(),
+        store
+            .memories_with_prefix("mira", "abcd")
+            .expect("match")
+            .len(),
         2
     );
     assert_eq!(
-        store.memories_with_prefix("mira", "abcde").expect("match").len(),
+        store
+            .memories_with_prefix("mira", "abcde")
+            .expect("match")
+            .len(),
         1
     );
-    assert!(store.memories_with_prefix("ola", "abcd").expect("match").is_empty());
+    assert!(
+        store
+            .memories_with_prefix("ola", "abcd")
+            .expect("match")
+            .is_empty()
+    );
 }
 
 #[test]
@@ -136,7 +147,9 @@ fn s3_6_two_turns_revising_one_entry_at_once_keep_both_edits() {
     let path = dir.path().join("s.db");
     let id = {
         let mut store = Store::open(&path).expect("open");
-        write(&mut store, "log", "abcdef0000000000", 100, 10).entry.id
+        write(&mut store, "log", "abcdef0000000000", 100, 10)
+            .entry
+            .id
     };
     let appender = |channel: &'static str| {
         let path = path.clone();

@@ -25,7 +25,8 @@ use rusqlite::Connection;
 pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TraceKind, TurnCause};
 pub use members::Member;
 pub use memories::{
-    MemoryChange, MemoryEntry, MemoryOrigin, MemoryWritten, REFERENCE_CHARS, memory_reference,
+    ListedMemory, MemoryChange, MemoryEntry, MemoryOrigin, MemoryWritten, REFERENCE_CHARS,
+    memory_reference,
 };
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};

@@ -249,7 +249,9 @@ fn memory_params(required: &[&str], fields: &[(&str, &str)]) -> Value {
     if !fields.is_empty() {
         properties.insert(
             "description".into(),
-            memory_description("A new description; the memory keeps its own when this is left out."),
+            memory_description(
+                "A new description; the memory keeps its own when this is left out.",
+            ),
         );
     }
     let mut names = vec!["memory"];
