@@ -212,4 +212,33 @@ fn main() {
         percentile(&all, 0.5).as_secs_f64() * 1000.0,
         percentile(&all, 0.99).as_secs_f64() * 1000.0
     );
+    // The worst cases, outside the set above: a walk that meets no hit
+    // reads the whole reach. A rare phrase under three characters, and a
+    // common phrase bounded by an author who never wrote it.
+    let worst: &[(&str, &str, Option<&str>)] = &[
+        ("rare two characters (whole reach scanned)", "zq", None),
+        ("common word, an author with no posts", "release", Some("nobody")),
+    ];
+    for (label, phrase, author) in worst {
+        let request = SearchRequest {
+            phrase: (*phrase).to_string(),
+            author: author.map(str::to_string),
+            after: None,
+            before: None,
+        };
+        let mut times = Vec::with_capacity(10);
+        let mut hits = 0;
+        for _ in 0..10 {
+            let start = Instant::now();
+            let found = search::find(&store, &caller, &request, 20, &names).expect("search");
+            times.push(start.elapsed());
+            hits = found.hits.len();
+        }
+        times.sort();
+        println!(
+            "worst case, {label} \"{phrase}\": {hits} hits, p50 {:.0} ms, max {:.0} ms",
+            percentile(&times, 0.5).as_secs_f64() * 1000.0,
+            percentile(&times, 1.0).as_secs_f64() * 1000.0
+        );
+    }
 }

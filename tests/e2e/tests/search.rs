@@ -20,7 +20,7 @@ async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_
         vec![
             Scripted {
                 reasoning: Some("the marmalade reasoning stays private".into()),
-                ..calls(&[("workspace__read", json!({"path": "marmalade-notes.md"}))])
+                ..calls(&[("conversations__search", json!({"phrase": "marmalade jam"}))])
             },
             reply("Noted: the code word is marmalade."),
         ],
@@ -59,7 +59,10 @@ async fn s3_8_an_agent_searches_and_reads_but_never_finds_reasoning_or_a_status_
         .say("ana", &square, "@mira what was the marmalade thing?")
         .await;
     h.wait_post(&square, "mira", "Found it.", since).await;
-    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    let all = tool_results(&turn_requests(&h).pop().expect("completions"));
+    // The window replays turn one's call first; this turn's four follow.
+    assert_eq!(all[0], "[searched posts for \"marmalade jam\": 0 hits]");
+    let results = &all[all.len() - 4..];
     let found = &results[0];
     assert!(found.starts_with("2 posts match \"MARMALADE\""), "{found}");
     assert!(
