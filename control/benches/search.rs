@@ -217,7 +217,11 @@ fn main() {
     // common phrase bounded by an author who never wrote it.
     let worst: &[(&str, &str, Option<&str>)] = &[
         ("rare two characters (whole reach scanned)", "zq", None),
-        ("common word, an author with no posts", "release", Some("nobody")),
+        (
+            "common word, an author with no posts",
+            "release",
+            Some("nobody"),
+        ),
     ];
     for (label, phrase, author) in worst {
         let request = SearchRequest {

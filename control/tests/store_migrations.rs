@@ -132,6 +132,11 @@ fn a_store_at_each_earlier_version_is_brought_forward_with_its_data() {
                 "the column default applies to old rows"
             );
             assert_eq!(post.files.len(), 1);
+            assert_eq!(
+                store.index_matches("PLEASE LOOK", 10).expect("index"),
+                1,
+                "a post recorded before the search index is in it (0010, §3.8)"
+            );
         }
         if version >= 2 {
             assert_eq!(store.turns_started_since(0).expect("count"), 1);

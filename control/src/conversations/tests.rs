@@ -684,3 +684,19 @@ fn s3_8_the_window_and_earlier_actions_stop_at_the_agents_latest_reset() {
         .expect("reset");
     assert_eq!(store.context_floor(AGENT, "town").expect("floor"), 300);
 }
+
+#[test]
+fn s3_8_the_deployment_caps_hits_with_max_hits_else_twenty() {
+    let none = BTreeMap::new();
+    assert_eq!(super::max_hits(&none), search::DEFAULT_MAX_HITS);
+    let set = BTreeMap::from([("conversations".to_string(), json!({"max_hits": 5}))]);
+    assert_eq!(super::max_hits(&set), 5);
+    let empty = search::parse(&json!({"phrase": ""}), chrono_tz::Tz::UTC).expect_err("refused");
+    assert!(empty.contains("Give the phrase"), "{empty}");
+    let inverted = search::parse(
+        &json!({"phrase": "x", "after": "2026-03-14", "before": "2026-03-01"}),
+        chrono_tz::Tz::UTC,
+    )
+    .expect_err("refused");
+    assert!(inverted.contains("no post could match"), "{inverted}");
+}
