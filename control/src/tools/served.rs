@@ -12,6 +12,7 @@ use super::{Host, Registry, ToolRef, ToolsetDeclaration};
 pub const CORE: &[(&str, &str)] = &[
     ("builtins", "now"),
     ("results", "read"),
+    ("skills", "load"),
     ("triggers", "resolve"),
 ];
 
@@ -125,7 +126,7 @@ mod tests {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web", "mail"] {
+        for namespace in ["workspace", "ask", "shell", "web", "mail", "skills"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }

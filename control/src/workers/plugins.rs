@@ -233,11 +233,34 @@ fn check_grants(
             }
         }
     }
+    // §3.5: a plugin's skill is granted as its tools are, and only one its
+    // description declares is one it ships.
+    let shipped: Vec<&str> = registry
+        .toolset(namespace)
+        .map(|t| t.skills.iter().map(|s| s.name.as_str()).collect())
+        .unwrap_or_default();
+    for (index, agent) in loaded.agents.iter().enumerate() {
+        for skill in &agent.skills {
+            if let Some(name) = skill
+                .name
+                .strip_prefix(namespace)
+                .and_then(|rest| rest.strip_prefix("::"))
+                && !shipped.contains(&name)
+            {
+                problems.push(format!(
+                    "agents[{index}] ({}): assigned the skill `{}`, which the plugin `{namespace}` does not declare; it declares {}",
+                    agent.username,
+                    skill.name,
+                    if shipped.is_empty() { "no skill".to_string() } else { shipped.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ") },
+                ));
+            }
+        }
+    }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(PluginError::Grant(format!(
-            "a grant names a tool no plugin serves:\n  - {}",
+            "a grant names a tool or skill no plugin serves:\n  - {}",
             problems.join("\n  - ")
         )))
     }
