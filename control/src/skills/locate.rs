@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{Skill, SkillError, builtin, read};
 use crate::tools::framework::CORE_SKILLS;
+use crate::tools::registry::SkillDeclaration;
 use crate::tools::{Registry, ToolsetKind};
 
 pub fn locate(
@@ -43,4 +44,33 @@ pub fn locate(
         _ => return Err(SkillError::Malformed(name.to_string())),
     };
     read(name, &dir)
+}
+
+/// At a plugin's handshake (§3.5, §3.14): each of `assigned` in `namespace`
+/// that the plugin's description does not declare, as a refusal naming the
+/// skills it does declare. Its body was read from the plugin's directory at
+/// configuration check, before any plugin ran.
+pub fn undeclared(
+    assigned: &[Skill],
+    namespace: &str,
+    declared: &[SkillDeclaration],
+) -> Vec<String> {
+    let names: Vec<String> = declared.iter().map(|s| format!("`{}`", s.name)).collect();
+    let declares = if names.is_empty() {
+        "no skill".to_string()
+    } else {
+        names.join(", ")
+    };
+    assigned
+        .iter()
+        .filter_map(|skill| {
+            let name = skill.name.strip_prefix(namespace)?.strip_prefix("::")?;
+            (!declared.iter().any(|d| d.name == name)).then(|| {
+                format!(
+                    "assigned the skill `{}`, which the plugin `{namespace}` does not declare; it declares {declares}",
+                    skill.name
+                )
+            })
+        })
+        .collect()
 }

@@ -179,3 +179,38 @@ fn s3_5_a_plugin_skill_is_read_from_the_plugin_directory() {
     assert_eq!(skill.name, "bookmark::saving-bookmarks");
     assert_eq!(skill.description, "Save a bookmark.");
 }
+
+#[test]
+fn s3_5_a_plugin_skill_its_description_does_not_declare_is_refused_at_the_handshake() {
+    let skill = |name: &str| Skill {
+        name: name.into(),
+        description: "x".into(),
+        tools: Vec::new(),
+        dir: std::path::PathBuf::new(),
+        body: "x".into(),
+        references: Vec::new(),
+    };
+    let assigned = [
+        skill("bookmark::saving-bookmarks"),
+        skill("bookmark::pruning"),
+        skill("briefing"),
+        skill("bookmarks::other"),
+    ];
+    let declared = [crate::tools::registry::SkillDeclaration {
+        name: "saving-bookmarks".into(),
+        description: "Save a page.".into(),
+        tools: Vec::new(),
+    }];
+    assert_eq!(
+        locate::undeclared(&assigned, "bookmark", &declared),
+        vec![
+            "assigned the skill `bookmark::pruning`, which the plugin `bookmark` does not declare; it declares `saving-bookmarks`"
+        ]
+    );
+    assert_eq!(
+        locate::undeclared(&assigned[..1], "bookmark", &[]),
+        vec![
+            "assigned the skill `bookmark::saving-bookmarks`, which the plugin `bookmark` does not declare; it declares no skill"
+        ]
+    );
+}

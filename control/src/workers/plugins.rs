@@ -206,7 +206,7 @@ fn warn_of_ungranted(loaded: &LoadedConfig, declaration: &ToolsetDeclaration) {
 }
 
 /// Every grant of a single tool of `namespace` names a tool the registry
-/// now holds.
+/// now holds, and every skill of `namespace` assigned is one it declares.
 fn check_grants(
     loaded: &LoadedConfig,
     registry: &Registry,
@@ -233,27 +233,15 @@ fn check_grants(
             }
         }
     }
-    // §3.5: a plugin's skill is granted as its tools are, and only one its
-    // description declares is one it ships.
-    let shipped: Vec<&str> = registry
+    // §3.5: a plugin's skill is assigned as its tools are granted, and only
+    // one its description declares is one it ships.
+    let declared = registry
         .toolset(namespace)
-        .map(|t| t.skills.iter().map(|s| s.name.as_str()).collect())
+        .map(|t| t.skills.as_slice())
         .unwrap_or_default();
     for (index, agent) in loaded.agents.iter().enumerate() {
-        for skill in &agent.skills {
-            if let Some(name) = skill
-                .name
-                .strip_prefix(namespace)
-                .and_then(|rest| rest.strip_prefix("::"))
-                && !shipped.contains(&name)
-            {
-                problems.push(format!(
-                    "agents[{index}] ({}): assigned the skill `{}`, which the plugin `{namespace}` does not declare; it declares {}",
-                    agent.username,
-                    skill.name,
-                    if shipped.is_empty() { "no skill".to_string() } else { shipped.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ") },
-                ));
-            }
+        for refusal in crate::skills::locate::undeclared(&agent.skills, namespace, declared) {
+            problems.push(format!("agents[{index}] ({}): {refusal}", agent.username));
         }
     }
     if problems.is_empty() {
