@@ -4,7 +4,7 @@
 //! agent in the same channel — the posts the turn answers, the date, the
 //! channel, the pins, earlier actions, the peers and the people who posted.
 //! Memory descriptions (§3.6) and open work (§3.15) have their places here
-//! and are rendered by the features that own them.
+//! and are rendered by the features that own them (`crate::memory::render`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -94,6 +94,9 @@ pub struct MessageFacts<'a> {
     pub display_names: &'a BTreeMap<String, String>,
     /// Whether the agent holds a tool that reads a post by id.
     pub reads_posts: bool,
+    /// The memory listing (§3.6), rendered by `crate::memory`; `None` for
+    /// an agent that holds no memory tool.
+    pub memory: Option<&'a str>,
 }
 
 /// Renders the message.
@@ -110,7 +113,9 @@ pub fn render(facts: &MessageFacts<'_>) -> String {
         .unwrap_or_default();
     let _ = writeln!(out, "Today is {today} ({}).\n", facts.timezone_name);
     channel(facts.channel, &mut out);
-    // §3.6 memory descriptions render here once memory lands.
+    if let Some(listing) = facts.memory {
+        let _ = writeln!(out, "{listing}\n");
+    }
     pins(facts, &mut out);
     earlier(facts, &mut out);
     roster(facts, &mut out);
@@ -314,6 +319,7 @@ mod tests {
             people: &[],
             display_names: names,
             reads_posts: false,
+            memory: None,
         }
     }
 

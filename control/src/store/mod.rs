@@ -4,12 +4,15 @@
 //! code so no query ever blocks a runtime thread.
 
 pub mod decisions;
+mod episodes;
 mod kinds;
 mod members;
+mod memories;
 mod migrations;
 mod posts;
 mod process;
 mod queue;
+mod search;
 mod thread;
 mod triggers;
 mod turns;
@@ -21,9 +24,14 @@ use rusqlite::Connection;
 
 pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TraceKind, TurnCause};
 pub use members::Member;
+pub use memories::{
+    ListedMemory, MemoryChange, MemoryEntry, MemoryOrigin, MemoryWritten, REFERENCE_CHARS,
+    memory_reference,
+};
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
+pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,

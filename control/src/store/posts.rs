@@ -223,17 +223,19 @@ impl Store {
         Ok(())
     }
 
-    /// The channel's pinned posts, oldest first (§3.8).
+    /// The channel's pinned posts, oldest first, a forgotten one not among
+    /// them (§3.8, §8.4).
     pub fn pinned_posts(&self, channel_id: &str) -> Result<Vec<ObservedPost>, StoreError> {
         self.posts_where(
-            "channel_id = ?1 AND pinned = 1 ORDER BY created_at, id",
+            "channel_id = ?1 AND pinned = 1 AND forgotten_at IS NULL ORDER BY created_at, id",
             params![channel_id],
         )
     }
 
     /// Up to `limit` posts of a channel older than `before` (time, id), or
     /// the newest when `before` is none, newest first, never older than
-    /// `floor` (an episode boundary or a clear). The window walks these
+    /// `floor` (an episode boundary or a clear), never a forgotten one
+    /// (§8.4). The window walks these
     /// pages backwards (§3.8); the index on (channel, time, id) makes each
     /// page cost its size, not the channel's history.
     pub fn posts_before(
@@ -245,7 +247,7 @@ impl Store {
     ) -> Result<Vec<ObservedPost>, StoreError> {
         let (at, id) = before.unwrap_or((Millis::MAX, ""));
         self.posts_where(
-            "channel_id = ?1 AND created_at >= ?2
+            "channel_id = ?1 AND created_at >= ?2 AND forgotten_at IS NULL
                AND (created_at < ?3 OR (created_at = ?3 AND id < ?4))
              ORDER BY created_at DESC, id DESC LIMIT ?5",
             params![channel_id, floor, at, id, limit],
@@ -270,7 +272,7 @@ impl Store {
 
     /// Fills in the files of a page of posts with one query per page, not
     /// one per post: the window reads pages of this (§3.8).
-    fn attach_files(&self, posts: &mut [ObservedPost]) -> Result<(), StoreError> {
+    pub(super) fn attach_files(&self, posts: &mut [ObservedPost]) -> Result<(), StoreError> {
         if posts.is_empty() {
             return Ok(());
         }
@@ -323,7 +325,12 @@ impl Store {
 const POST_COLUMNS: &str = "id, channel_id, author_id, author_name, author_kind, created_at, \
      message, props, role, turn_id, pinned, observed_at, observed_via";
 
-fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<ObservedPost> {
+/// The same columns, of a query that names the posts table `p`.
+pub(super) const POST_COLUMNS_P: &str = "p.id, p.channel_id, p.author_id, p.author_name, \
+     p.author_kind, p.created_at, p.message, p.props, p.role, p.turn_id, p.pinned, \
+     p.observed_at, p.observed_via";
+
+pub(super) fn read_post(row: &rusqlite::Row<'_>) -> rusqlite::Result<ObservedPost> {
     Ok(ObservedPost {
         id: row.get(0)?,
         channel_id: row.get(1)?,

@@ -224,6 +224,73 @@ fn mail_addresses(description: &str, at_least: u64) -> Value {
     })
 }
 
+/// A memory's reference, as every memory tool but write takes it (§3.6).
+fn memory_reference() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 40, "description": "The memory's reference, as the listing shows it, such as mab12cd."})
+}
+
+/// A memory's description, capped by the toolset's settings, not here.
+fn memory_description(description: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "description": description})
+}
+
+/// A memory tool's parameters: the reference, the required string fields
+/// `required`, each of `fields`, and for a revision an optional new
+/// description.
+fn memory_params(required: &[&str], fields: &[(&str, &str)]) -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert("memory".into(), memory_reference());
+    for (name, description) in fields {
+        properties.insert(
+            (*name).to_string(),
+            json!({"type": "string", "minLength": 1, "description": description}),
+        );
+    }
+    if !fields.is_empty() {
+        properties.insert(
+            "description".into(),
+            memory_description(
+                "A new description; the memory keeps its own when this is left out.",
+            ),
+        );
+    }
+    let mut names = vec!["memory"];
+    names.extend_from_slice(required);
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": names,
+        "properties": properties
+    })
+}
+
+/// `memory::replace`: passages found exactly once each, all or none.
+fn memory_replace() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["memory"],
+        "properties": {
+            "memory": memory_reference(),
+            "passages": {
+                "type": "array",
+                "maxItems": 20,
+                "description": "Passages of the body to substitute. Each must be found exactly once in the body as stored; if one is not, nothing changes.",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["find", "replace"],
+                    "properties": {
+                        "find": {"type": "string", "minLength": 1, "description": "The passage as the body holds it."},
+                        "replace": {"type": "string", "description": "What takes its place; empty removes it."}
+                    }
+                }
+            },
+            "description": memory_description("A new description. Given alone, it changes the description only.")
+        }
+    })
+}
+
 pub fn declarations() -> Vec<ToolsetDeclaration> {
     use Host::{Daemon, Worker};
     use ToolsetKind::{Core, Framework};
@@ -315,15 +382,36 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 }
             }),
             vec![
-                Tool::read("read", "Read a memory's body.").budget_exempt(),
-                Tool::new("write", "Keep a new memory."),
-                Tool::new("append", "Add to a memory's body."),
+                Tool::read("read", "Read a memory's body.")
+                    .budget_exempt()
+                    .parameters(memory_params(&[], &[])),
+                Tool::new("write", "Keep a new memory.").parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["description", "body"],
+                    "properties": {
+                        "description": memory_description("One line saying when this memory is needed; it is listed on every turn."),
+                        "body": {"type": "string", "minLength": 1, "description": "What to keep. It is read back on demand with memory::read."}
+                    }
+                })),
+                Tool::new("append", "Add to a memory's body.").parameters(memory_params(
+                    &["text"],
+                    &[("text", "The text to add, on a line of its own at the end of the body as stored.")],
+                )),
                 Tool::new(
                     "replace",
                     "Replace passages of a memory's body, all or none.",
+                )
+                .parameters(memory_replace()),
+                Tool::new("rewrite", "Replace a memory's whole body.").parameters(
+                    memory_params(
+                        &["body"],
+                        &[("body", "The whole new body. Only the current revision, read in this turn, may be rewritten.")],
+                    ),
                 ),
-                Tool::new("rewrite", "Replace a memory's whole body."),
-                Tool::new("delete", "Delete a memory.").retryable(),
+                Tool::new("delete", "Delete a memory.")
+                    .retryable()
+                    .parameters(memory_params(&[], &[])),
             ],
         ),
         toolset(
@@ -336,8 +424,34 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 "properties": {"max_hits": positive()}
             }),
             vec![
-                Tool::read("search", "Search posts in channels you are in."),
-                Tool::read("read", "Read one post whole by its id."),
+                Tool::read(
+                    "search",
+                    "Find posts whose text contains a phrase (any case, any part of a word), newest first, in channels you are in, back to your latest episode boundary in each. From a public channel it searches public channels only; from a private channel or a direct message, also the private ones whose members include everyone here. It returns posts only: never a trace, stored reasoning, a status post, an approval prompt or a notice, and never the posts this turn answers. Each hit shows its text around the match; conversations::read reads a post whole.",
+                )
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["phrase"],
+                    "properties": {
+                        "phrase": {"type": "string", "minLength": 1, "description": "The text to find, matched as written apart from case: at most 500 characters. One character works; a longer, distinctive phrase finds fewer, better hits."},
+                        "author": {"type": "string", "minLength": 1, "description": "Only posts by this author: a person's username, or an agent's name or username."},
+                        "after": {"type": "string", "description": "Only posts written at or after this date (2026-03-14, the operator's timezone) or time (2026-03-14T09:30:00Z)."},
+                        "before": {"type": "string", "description": "Only posts written before this date (2026-03-14, the operator's timezone) or time (2026-03-14T09:30:00Z)."}
+                    }
+                })),
+                Tool::read(
+                    "read",
+                    "Read one post whole by its id, as a window line or a search hit shows it. A long post is read in pages: the result says where the next page starts.",
+                )
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["post"],
+                    "properties": {
+                        "post": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The post's id, shown after \"post\"."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "The character to start from, for the rest of a long post; 0 when left out."}
+                    }
+                })),
             ],
         ),
         toolset(

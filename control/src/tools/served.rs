@@ -17,15 +17,23 @@ pub const CORE: &[(&str, &str)] = &[
 ];
 
 /// The granted tools this daemon serves itself (`ask::human` in the turn
-/// runner, the workspace toolset beside the calls).
+/// runner, the workspace toolset beside the calls, memory in `crate::memory`).
 pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("ask", "human"),
+    ("conversations", "search"),
+    ("conversations", "read"),
     ("workspace", "write"),
     ("workspace", "read"),
     ("workspace", "list"),
     ("workspace", "find"),
     ("workspace", "grep"),
     ("workspace", "stat"),
+    ("memory", "read"),
+    ("memory", "write"),
+    ("memory", "append"),
+    ("memory", "replace"),
+    ("memory", "rewrite"),
+    ("memory", "delete"),
 ];
 
 /// The tools each framework worker of this build serves (ARCHITECTURE §4):
@@ -122,11 +130,20 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["memory", "tasks", "conversations"] {
+        for namespace in ["tasks"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web", "mail", "skills"] {
+        for namespace in [
+            "workspace",
+            "ask",
+            "shell",
+            "web",
+            "mail",
+            "memory",
+            "conversations",
+            "skills",
+        ] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }

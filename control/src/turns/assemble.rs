@@ -64,6 +64,7 @@ pub async fn assemble(
     let timezone = services.timezone;
     let timezone_name = services.timezone_name.clone();
     let reads_posts = seat.held.contains(&ToolRef::new("conversations", "read"));
+    let memory_caps = crate::memory::listed_caps(seat);
     let now = chrono::Utc::now().timestamp_millis();
     services
         .store
@@ -88,6 +89,9 @@ pub async fn assemble(
             let anchor = previous
                 .as_ref()
                 .and_then(|t| t.context_reach_post_id.clone());
+            // Context never reaches back past the agent's latest episode
+            // boundary here, nor past the channel's clear (§3.8, §8.5).
+            let floor = store.context_floor(&agent, &channel_id)?;
             let mut window = window::build(
                 store,
                 &WindowRequest {
@@ -97,13 +101,14 @@ pub async fn assemble(
                     budget_tokens: budget,
                     anchor: anchor.as_deref(),
                     turn_started_at: started_at,
-                    floor: 0,
+                    floor,
                     display_names: &display_names,
                     timezone,
                 },
             )?;
-            let earlier = earlier_actions(store, &agent, &channel_id, window.reach_at)?;
+            let earlier = earlier_actions(store, &agent, &channel_id, floor, window.reach_at)?;
             let pinned = store.pinned_posts(&channel_id)?;
+            let memory = crate::memory::listing(store, &agent, memory_caps.as_ref())?;
             window.mark_previous_turn(
                 match &previous {
                     Some(t) if t.ended_at.is_none() => PreviousTurn::CutOff,
@@ -125,6 +130,7 @@ pub async fn assemble(
                 people: &window.people,
                 display_names: &display_names,
                 reads_posts,
+                memory: memory.as_deref(),
             });
             let mut messages = window.messages.clone();
             let window_len = messages.len();
@@ -139,17 +145,19 @@ pub async fn assemble(
 }
 
 /// The agent's own calls in the channel older than the window, newest
-/// first: what it did, never what a result said (§3.8).
-fn earlier_actions(
+/// first: what it did, never what a result said, and never one made before
+/// its latest episode boundary here (§3.8).
+pub(crate) fn earlier_actions(
     store: &crate::store::Store,
     agent: &str,
     channel_id: &str,
+    floor: Millis,
     reach_at: Option<Millis>,
 ) -> Result<Vec<EarlierAction>, StoreError> {
     let Some(before) = reach_at else {
         return Ok(Vec::new());
     };
-    let events = store.own_trace(agent, channel_id, 0, before)?;
+    let events = store.own_trace(agent, channel_id, floor, before)?;
     let mut actions: Vec<EarlierAction> = events
         .iter()
         .filter(|e| e.kind == TraceKind::Result)

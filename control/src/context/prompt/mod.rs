@@ -225,6 +225,17 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
         if facts.holds("memory", "read") {
             out.push_str("memory::read reads a body.\n");
         }
+        // The caps as the memory tools apply them (§3.6, §3.8).
+        let caps = crate::memory::Caps::from_settings(agent.settings.get("memory"));
+        let _ = writeln!(
+            out,
+            "You can keep at most {entries} memories. A description can have at most {description} characters. A body can have at most {body} characters. The framework refuses a longer description or body. It does not cut it.\n\
+             When you keep a new memory and you have {entries}, the framework deletes the memory that you read least recently. The result names it.\n\
+             A turn can rewrite or delete a memory only when it read or wrote the current version of that memory in the same turn.",
+            entries = caps.max_entries,
+            description = caps.max_description_chars,
+            body = caps.max_body_chars,
+        );
         out.push_str("People see each memory you write on the status post.\n\n");
     }
     let workspace_tools = facts.held_in("workspace");
