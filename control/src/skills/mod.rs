@@ -1,15 +1,34 @@
 //! Skills (§3.5): a directory holding `SKILL.md`, whose frontmatter gives the
 //! description and optionally the tools the procedure calls, with reference
-//! documents beside it. Validated at boot; a malformed one refuses the boot.
+//! documents beside it, each listed in the body's `## References` index.
+//! Validated at boot; a malformed one, an unindexed document or an indexed
+//! one that is missing refuses the boot, naming the file.
+//!
+//! - `parse`: the text of a `SKILL.md`.
+//! - `read`: a skill directory on disk, checked against its index.
+//! - `builtin`: the skills compiled into the daemon (the core ones).
+//! - `locate`: where a skill named in configuration lives.
+//! - `manifest`: the manifest the system prompt carries.
+//! - `load`: the `skills::load` tool.
+
+pub mod builtin;
+pub mod load;
+pub mod locate;
+pub mod manifest;
+pub mod parse;
+pub mod read;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+pub use locate::locate;
+pub use read::read;
 
-use crate::tools::framework::{CORE_SKILLS, parse_tool_ref};
-use crate::tools::{Registry, ToolRef, ToolsetKind};
+use crate::tools::ToolRef;
+use crate::tools::framework::parse_tool_ref;
 
-/// A skill as its `SKILL.md` declares it.
+/// A skill as its `SKILL.md` declares it, with its documents read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
     /// `name` or `namespace::name`.
@@ -18,7 +37,20 @@ pub struct Skill {
     /// The tools the procedure calls: a claim checked against grants, never a
     /// grant (§3.5).
     pub tools: Vec<ToolRef>,
+    /// Where it was read from, for messages naming its files.
     pub dir: PathBuf,
+    /// The procedure, without its frontmatter and without its index.
+    pub body: String,
+    /// The reference documents, in the order the index lists them.
+    pub references: Vec<Reference>,
+}
+
+/// A document beside `SKILL.md`, listed in its index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub file: String,
+    pub summary: String,
+    pub text: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +63,10 @@ pub enum SkillError {
     Malformed(String),
     #[error("the toolset `{namespace}` ships no skill `{name}`")]
     NotShipped { namespace: String, name: String },
+    #[error(
+        "the toolset `{namespace}` declares the skill `{name}`, but this build carries no body for it"
+    )]
+    NoBody { namespace: String, name: String },
     #[error("no skill `{name}`: {path} does not exist")]
     Missing { name: String, path: PathBuf },
     #[error("cannot read {path}: {source}")]
@@ -40,182 +76,81 @@ pub enum SkillError {
     },
     #[error("{path}: {reason}")]
     Invalid { path: PathBuf, reason: String },
+    #[error(
+        "{path} sits beside {skill_md} but its References section does not list it; list it there or remove it (§3.5)"
+    )]
+    Unindexed { path: PathBuf, skill_md: PathBuf },
+    #[error(
+        "{skill_md} lists the reference `{file}` in its References section, but {path} does not exist"
+    )]
+    MissingReference {
+        file: String,
+        path: PathBuf,
+        skill_md: PathBuf,
+    },
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Frontmatter {
-    name: Option<String>,
-    description: String,
-    #[serde(default)]
-    tools: Vec<String>,
-}
-
-/// Where a skill named in configuration lives: a bare name beneath the
-/// resources root, `namespace::name` in its toolset (a plugin's under the
-/// plugins root).
-pub fn locate(
+/// Builds a skill from its `SKILL.md` text and the names of the entries
+/// beside it; `read_reference` reads one indexed document. Every entry must
+/// be indexed and every indexed document present (§3.5: the index is how an
+/// agent that loaded the skill knows every reference it has).
+fn build(
     name: &str,
-    registry: &Registry,
-    resources_root: &Path,
-    plugins_root: &Path,
+    dir: &Path,
+    text: &str,
+    beside: &[String],
+    mut read_reference: impl FnMut(&str) -> Result<String, SkillError>,
 ) -> Result<Skill, SkillError> {
-    if CORE_SKILLS.contains(&name) {
-        return Err(SkillError::Core(name.to_string()));
-    }
-    let is_segment = crate::tools::names::is_segment;
-    let dir = match name.split_once("::") {
-        None if is_segment(name) => resources_root.join("skills").join(name),
-        Some((ns, skill)) if is_segment(ns) && is_segment(skill) => match registry.toolset(ns) {
-            Some(toolset) if toolset.kind != ToolsetKind::Plugin => {
-                let declared =
-                    toolset
-                        .skills
-                        .iter()
-                        .find(|s| s.name == skill)
-                        .ok_or_else(|| SkillError::NotShipped {
-                            namespace: ns.to_string(),
-                            name: skill.to_string(),
-                        })?;
-                return Ok(Skill {
-                    name: name.to_string(),
-                    description: declared.description.clone(),
-                    tools: declared.tools.clone(),
-                    dir: PathBuf::new(),
-                });
-            }
-            _ => plugins_root.join(ns).join("skills").join(skill),
-        },
-        _ => return Err(SkillError::Malformed(name.to_string())),
-    };
-    read(name, &dir)
-}
-
-/// Reads and validates one skill directory.
-pub fn read(name: &str, dir: &Path) -> Result<Skill, SkillError> {
-    let path = dir.join("SKILL.md");
-    if !path.is_file() {
-        return Err(SkillError::Missing {
-            name: name.to_string(),
-            path,
-        });
-    }
-    let text = std::fs::read_to_string(&path).map_err(|source| SkillError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let skill_md = dir.join("SKILL.md");
     let invalid = |reason: String| SkillError::Invalid {
-        path: path.clone(),
+        path: skill_md.clone(),
         reason,
     };
-    let yaml = frontmatter(&text).ok_or_else(|| {
-        invalid("does not open with a frontmatter block between `---` lines".to_string())
-    })?;
-    let front: Frontmatter =
-        serde_yaml_ng::from_str(yaml).map_err(|e| invalid(format!("frontmatter: {e}")))?;
+    let parsed = parse::parse(text).map_err(invalid)?;
     let bare = name.rsplit("::").next().unwrap_or(name);
-    if let Some(declared) = &front.name
+    if let Some(declared) = &parsed.name
         && declared != bare
     {
         return Err(invalid(format!(
             "frontmatter names the skill `{declared}`, but its directory is `{bare}`"
         )));
     }
-    if front.description.trim().is_empty() {
-        return Err(invalid("the description is empty".to_string()));
-    }
     let mut tools = Vec::new();
-    for tool in &front.tools {
+    for tool in &parsed.tools {
         let parsed = parse_tool_ref(tool)
             .ok_or_else(|| invalid(format!("`{tool}` in tools is not a `namespace::tool` name")))?;
         tools.push(parsed);
     }
+    if let Some(stray) = beside
+        .iter()
+        .find(|entry| !parsed.index.iter().any(|e| &e.file == *entry))
+    {
+        return Err(SkillError::Unindexed {
+            path: dir.join(stray),
+            skill_md,
+        });
+    }
+    let mut references = Vec::new();
+    for entry in &parsed.index {
+        if !beside.contains(&entry.file) {
+            return Err(SkillError::MissingReference {
+                file: entry.file.clone(),
+                path: dir.join(&entry.file),
+                skill_md,
+            });
+        }
+        references.push(Reference {
+            file: entry.file.clone(),
+            summary: entry.summary.clone(),
+            text: read_reference(&entry.file)?,
+        });
+    }
     Ok(Skill {
         name: name.to_string(),
-        description: front.description.trim().to_string(),
+        description: parsed.description,
         tools,
         dir: dir.to_path_buf(),
+        body: parsed.body,
+        references,
     })
-}
-
-fn frontmatter(text: &str) -> Option<&str> {
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))?;
-    let end = rest.find("\n---")?;
-    Some(&rest[..end + 1])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write_skill(root: &Path, name: &str, body: &str) {
-        let dir = root.join("skills").join(name);
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join("SKILL.md"), body).expect("write");
-    }
-
-    #[test]
-    fn a_skill_reads_its_description_and_tools() {
-        let root = tempfile::tempdir().expect("tempdir");
-        write_skill(
-            root.path(),
-            "briefing",
-            "---\nname: briefing\ndescription: Write a sourced brief.\ntools: [web::fetch, workspace::write]\n---\n# Steps\n",
-        );
-        let skill =
-            locate("briefing", &Registry::framework(), root.path(), root.path()).expect("skill");
-        assert_eq!(skill.description, "Write a sourced brief.");
-        assert_eq!(
-            skill.tools,
-            vec![
-                ToolRef::new("web", "fetch"),
-                ToolRef::new("workspace", "write")
-            ]
-        );
-    }
-
-    #[test]
-    fn malformed_skills_are_refused() {
-        let root = tempfile::tempdir().expect("tempdir");
-        write_skill(root.path(), "nofront", "# just text\n");
-        write_skill(
-            root.path(),
-            "badtool",
-            "---\ndescription: x\ntools: [fetch]\n---\n",
-        );
-        write_skill(
-            root.path(),
-            "misnamed",
-            "---\nname: other\ndescription: x\n---\n",
-        );
-        let registry = Registry::framework();
-        for name in ["nofront", "badtool", "misnamed"] {
-            assert!(
-                matches!(
-                    locate(name, &registry, root.path(), root.path()),
-                    Err(SkillError::Invalid { .. })
-                ),
-                "{name}"
-            );
-        }
-        assert!(matches!(
-            locate("absent", &registry, root.path(), root.path()),
-            Err(SkillError::Missing { .. })
-        ));
-        assert!(matches!(
-            locate(
-                "understanding-collegium",
-                &registry,
-                root.path(),
-                root.path()
-            ),
-            Err(SkillError::Core(_))
-        ));
-        assert!(matches!(
-            locate("web::nothing", &registry, root.path(), root.path()),
-            Err(SkillError::NotShipped { .. })
-        ));
-    }
 }

@@ -338,7 +338,16 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
             no_settings(),
             vec![
                 Tool::read("load", "Load an assigned skill, or one of its references.")
-                    .budget_exempt(),
+                    .budget_exempt()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The skill's name as your manifest lists it, such as handing-work-to-a-peer."},
+                            "reference": {"type": "string", "minLength": 1, "maxLength": 200, "description": "A file name from the skill's reference index, to load that document instead of the body."}
+                        }
+                    })),
             ],
         ),
         toolset(

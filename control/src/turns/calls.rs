@@ -292,6 +292,9 @@ pub async fn run(
         Some(Host::Daemon) if tool.namespace == "triggers" => {
             run_resolve(scope, &call, &tool, &value).await
         }
+        Some(Host::Daemon) if tool.namespace == "skills" => {
+            crate::skills::load::run(scope, &call, &tool, &value)
+        }
         Some(Host::Daemon) if tool.namespace == "memory" => {
             crate::memory::run::run(scope, &call, &tool, &value).await
         }

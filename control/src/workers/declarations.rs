@@ -42,7 +42,23 @@ pub fn plugin(namespace: &str, described: &DescribeResponse) -> ToolsetDeclarati
         tools: described.tools.iter().map(tool).collect(),
         settings_schema: serde_json::from_str(&described.settings_schema_json)
             .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
-        skills: Vec::new(),
+        // §3.5: a plugin's skills are namespaced like its tools. Their
+        // bodies, and the tools claim boot checks against grants, are the
+        // SKILL.md files in the plugin's directory, read at configuration
+        // check; what the description adds is that the plugin ships them.
+        skills: described
+            .skills
+            .iter()
+            .map(|s| crate::tools::registry::SkillDeclaration {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                tools: s
+                    .tools
+                    .iter()
+                    .filter_map(|t| crate::tools::framework::parse_tool_ref(t))
+                    .collect(),
+            })
+            .collect(),
     }
 }
 

@@ -206,7 +206,7 @@ fn warn_of_ungranted(loaded: &LoadedConfig, declaration: &ToolsetDeclaration) {
 }
 
 /// Every grant of a single tool of `namespace` names a tool the registry
-/// now holds.
+/// now holds, and every skill of `namespace` assigned is one it declares.
 fn check_grants(
     loaded: &LoadedConfig,
     registry: &Registry,
@@ -233,11 +233,22 @@ fn check_grants(
             }
         }
     }
+    // §3.5: a plugin's skill is assigned as its tools are granted, and only
+    // one its description declares is one it ships.
+    let declared = registry
+        .toolset(namespace)
+        .map(|t| t.skills.as_slice())
+        .unwrap_or_default();
+    for (index, agent) in loaded.agents.iter().enumerate() {
+        for refusal in crate::skills::locate::undeclared(&agent.skills, namespace, declared) {
+            problems.push(format!("agents[{index}] ({}): {refusal}", agent.username));
+        }
+    }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(PluginError::Grant(format!(
-            "a grant names a tool no plugin serves:\n  - {}",
+            "a grant names a tool or skill no plugin serves:\n  - {}",
             problems.join("\n  - ")
         )))
     }

@@ -486,6 +486,55 @@ text = "Report."
         }
     }
 
+    /// §3.11: the roster lists a peer's granted toolsets by namespace — a
+    /// single tool's grant by its namespace, never the tool — and no core
+    /// namespace, which every agent holds; a skill assigned adds none.
+    #[test]
+    fn s3_11_a_peer_is_listed_by_granted_namespace_with_core_ones_left_out() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let skill = root.path().join("skills/briefing");
+        std::fs::create_dir_all(&skill).expect("mkdir");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\ndescription: Write a brief.\ntools: [workspace::write]\n---\nWrite it.\n",
+        )
+        .expect("write");
+        let text = r#"
+[deployment]
+operator_timezone = "Europe/Berlin"
+main_channel = "town-square"
+resources_root = "."
+
+[mattermost]
+url = "http://127.0.0.1:8065"
+team = "collegium"
+
+[models.sim]
+provider = "openai-compatible"
+model = "demo"
+context_window = 128000
+
+[[channels]]
+name = "town-square"
+
+[[agents]]
+username = "mira"
+prompt = "You research."
+model = "sim"
+grants = ["workspace", "ask::human"]
+skills = ["briefing"]
+"#;
+        let loaded = match load_str(text, &root.path().join("collegium.toml"), root.path()) {
+            Ok(loaded) => loaded,
+            Err(LoadError::Invalid { problems, .. }) => panic!("{problems:#?}"),
+            Err(other) => panic!("{other}"),
+        };
+        let mira = &loaded.agents[0];
+        assert_eq!(mira.namespaces, vec!["ask", "workspace"]);
+        let skills: Vec<&str> = mira.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(skills, vec!["briefing"]);
+    }
+
     #[test]
     fn s4_2_check_accepts_a_good_recurrence() {
         assert_eq!(

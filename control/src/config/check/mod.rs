@@ -14,7 +14,7 @@ use std::path::Path;
 pub use grants::{declared_at_boot, namespace_grant};
 
 use super::model::Config;
-use super::problems::{Problem, Problems};
+use super::problems::{KeyPath, Problem, Problems};
 use super::resolved::ResolvedAgent;
 use crate::tools::Registry;
 
@@ -26,6 +26,11 @@ pub fn check(config: &Config, registry: &Registry) -> Result<Vec<ResolvedAgent>,
     let agents = agents::check(config, registry, &mut problems);
     web::check(config, &mut problems);
     unbuilt::check(config, registry, &mut problems);
+    // §3.5: the compiled-in skills are validated like any other; every
+    // agent's manifest carries the core ones.
+    if let Err(error) = crate::skills::builtin::all() {
+        problems.push(KeyPath::root(), format!("a compiled-in skill: {error}"));
+    }
     if problems.is_empty() {
         Ok(agents)
     } else {

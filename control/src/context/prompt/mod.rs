@@ -61,6 +61,9 @@ pub fn system_prompt(facts: &PromptFacts<'_>) -> String {
     out.push_str(personality(facts.personality));
     out.push_str("\n\n# How this framework runs you\n\n");
     preamble(facts, &mut out);
+    // §3.8 item 2: the skill manifest follows the system prompt.
+    out.push_str("\n# Your skills\n\n");
+    crate::skills::manifest::render(&facts.agent.skills, facts.holds("skills", "load"), &mut out);
     out
 }
 

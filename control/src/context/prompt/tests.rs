@@ -44,11 +44,8 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
         }
     }
     let mut offered = agent.tools.clone();
-    offered.extend([
-        crate::tools::ToolRef::new("builtins", "now"),
-        crate::tools::ToolRef::new("results", "read"),
-        crate::tools::ToolRef::new("triggers", "resolve"),
-    ]);
+    // Every core tool this build serves, as boot offers them.
+    offered.extend(crate::tools::served::core_tools());
     system_prompt(&PromptFacts {
         agent: &agent,
         offered: &offered,
