@@ -4,6 +4,7 @@
 //! (with the control work) dispatches on them.
 
 pub mod approvals;
+pub mod targets;
 
 /// The slash command's trigger.
 pub const TRIGGER: &str = "collegium";
@@ -106,7 +107,16 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 /// The subcommands this build serves (`callbacks/command.rs` dispatches
 /// each); the rest answer that they are not available yet. No text the
 /// framework writes points a person at one this build does not serve (A4).
-pub const SERVED: &[&str] = &["stop", "kill", "steer", "resume", "approvals", "queue"];
+pub const SERVED: &[&str] = &[
+    "forget",
+    "reset",
+    "stop",
+    "kill",
+    "steer",
+    "resume",
+    "approvals",
+    "queue",
+];
 
 /// `/collegium NAME` where this build serves it: the only way a notice or a
 /// status post points a person at a subcommand.

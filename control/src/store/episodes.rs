@@ -83,3 +83,18 @@ impl Store {
         Ok(known == 1)
     }
 }
+
+impl Store {
+    /// When `id` was forgotten (`/collegium forget`, §8.4), if it was.
+    pub fn forgotten_at(&self, id: &str) -> Result<Option<Millis>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT forgotten_at FROM posts WHERE id = ?1",
+                params![id],
+                |row| row.get::<_, Option<Millis>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+}

@@ -110,6 +110,25 @@ impl Store {
         Ok(())
     }
 
+    /// Removes a forgotten post from every lane's queue (§8.4); a turn that
+    /// took it already keeps it. Returns how many rows went.
+    pub fn unqueue_everywhere(&self, post_id: &str) -> Result<usize, StoreError> {
+        Ok(self.conn.execute(
+            "DELETE FROM queue WHERE post_id = ?1 AND taken_by IS NULL",
+            params![post_id],
+        )?)
+    }
+
+    /// Discards a lane's queue (`/collegium queue {agent} clear`, §8.4): the
+    /// rows nobody has taken go, the posts stay, and a running turn keeps
+    /// what it took. Returns how many rows went.
+    pub fn clear_queue(&self, agent: &str, channel_id: &str) -> Result<usize, StoreError> {
+        Ok(self.conn.execute(
+            "DELETE FROM queue WHERE agent = ?1 AND channel_id = ?2 AND taken_by IS NULL",
+            params![agent, channel_id],
+        )?)
+    }
+
     /// Records that a post was returned after an unclean stop; false when it
     /// had been once already, and may not be again (§7.3).
     pub fn return_after_crash(&self, post_id: &str, at: Millis) -> Result<bool, StoreError> {
@@ -121,6 +140,13 @@ impl Store {
     }
 
     pub fn return_taken(&self, turn_id: &str) -> Result<(), StoreError> {
+        // A post forgotten while the turn held it is not answered again
+        // (§8.4): the turn kept what it took, and only that turn.
+        self.conn.execute(
+            "DELETE FROM queue WHERE taken_by = ?1
+             AND post_id IN (SELECT id FROM posts WHERE forgotten_at IS NOT NULL)",
+            params![turn_id],
+        )?;
         self.conn.execute(
             "UPDATE queue SET taken_by = NULL WHERE taken_by = ?1",
             params![turn_id],

@@ -13,15 +13,17 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+mod forgetting;
+mod notice;
+
 use crate::approvals::presence::presence;
 use crate::approvals::question;
-use crate::chat::directory::framework_post;
 use crate::commands;
 use crate::commands::approvals::{self, Awaiting, Waiting};
 use crate::context::window::local_time;
 use crate::services::{Halt, Services, Steer, SteerRefused};
 use crate::store::decisions::DecisionRecord;
-use crate::store::{ChannelKind, Millis, ObservedChannel};
+use crate::store::{Millis, ObservedChannel};
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -33,7 +35,7 @@ pub struct CommandRequest {
     text: String,
 }
 
-fn ephemeral(text: &str) -> Json<Value> {
+pub(super) fn ephemeral(text: &str) -> Json<Value> {
     Json(json!({"response_type": "ephemeral", "text": text}))
 }
 
@@ -55,7 +57,12 @@ pub async fn command(
     Ok(match sub.as_str() {
         "" | "help" => ephemeral(&commands::listing()),
         "stop" | "kill" => halt(services, &request, sub == "kill").await,
+        "queue" if rest.get(1).is_some_and(|w| w.eq_ignore_ascii_case("clear")) => {
+            forgetting::clear_queue(services, &request, &rest).await
+        }
         "queue" => queue(services, &request, rest.first().copied()).await,
+        "forget" => forgetting::forget(services, &request, &rest).await,
+        "reset" => forgetting::reset(services, &request, &rest).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
@@ -88,21 +95,7 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
         names.join(" and "),
         request.user_name
     );
-    let channel = request.channel_id.clone();
-    let kind = services
-        .store
-        .call(move |s| s.channel(&channel))
-        .await
-        .ok()
-        .flatten()
-        .map(|c| c.kind);
-    let rest = match (kind, reached.first().and_then(|a| services.seat(a))) {
-        (Some(ChannelKind::Direct | ChannelKind::Group), Some(seat)) => &seat.rest,
-        _ => &services.system_bot.rest,
-    };
-    let notice = framework_post(request.channel_id.clone(), text, "notice", None);
-    if let Err(error) = rest.create_post(&notice).await {
-        warn!(%error, "could not post the stop notice");
+    if let Err(error) = notice::post_notice(services, &request.channel_id, &reached, text).await {
         return ephemeral(&format!(
             "{verb} {}, but the notice could not be posted: {error}",
             names.join(" and ")
@@ -117,16 +110,7 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
 async fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
     // The first word names an agent only where it is an agent in this
     // channel, so a steer may open with any other word (§7.5).
-    let channel = request.channel_id.clone();
-    let agents_here: Vec<String> = services
-        .store
-        .call(move |s| s.members(&channel))
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|m| m.kind == crate::store::AuthorKind::Agent)
-        .map(|m| m.username)
-        .collect();
+    let agents_here = agents_here(services, &request.channel_id).await;
     let named = words
         .first()
         .map(|w| w.trim_start_matches('@').to_lowercase())
@@ -159,6 +143,21 @@ async fn steer(services: &Services, request: &CommandRequest, words: &[&str]) ->
             ephemeral(&waits_on(services, &name(&agent), &agent, &turn_id).await)
         }
     }
+}
+
+/// The agents that are members of `channel_id` and seats of this daemon.
+pub(super) async fn agents_here(services: &Services, channel_id: &str) -> Vec<String> {
+    let channel = channel_id.to_string();
+    services
+        .store
+        .call(move |s| s.members(&channel))
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.kind == crate::store::AuthorKind::Agent)
+        .map(|m| m.username)
+        .filter(|a| services.seat(a).is_some())
+        .collect()
 }
 
 /// What a turn parked on a person waits on, for a steer that cannot reach
