@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(7, "0007_crash_returns"),
     migration!(8, "0008_worker_call_disclosures"),
     migration!(9, "0009_triggers"),
+    migration!(10, "0010_units"),
 ];
 
 /// The schema version this build writes.

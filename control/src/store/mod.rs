@@ -13,6 +13,7 @@ mod queue;
 mod thread;
 mod triggers;
 mod turns;
+mod units;
 pub mod worker_calls;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ pub use thread::StoreHandle;
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,
+};
+pub use units::{
+    ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label, unit_label,
 };
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 

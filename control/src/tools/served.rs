@@ -25,6 +25,10 @@ pub const DAEMON_GRANTED: &[(&str, &str)] = &[
     ("workspace", "find"),
     ("workspace", "grep"),
     ("workspace", "stat"),
+    ("tasks", "assign"),
+    ("tasks", "report"),
+    ("tasks", "close"),
+    ("tasks", "read"),
 ];
 
 /// The tools each framework worker of this build serves (ARCHITECTURE §4):
@@ -121,11 +125,11 @@ mod tests {
     #[test]
     fn a4_toolsets_whose_feature_has_not_landed_are_not_built() {
         let registry = Registry::framework();
-        for namespace in ["memory", "tasks", "conversations"] {
+        for namespace in ["memory", "conversations"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(!any_built(&registry, toolset), "{namespace}");
         }
-        for namespace in ["workspace", "ask", "shell", "web", "mail"] {
+        for namespace in ["workspace", "ask", "shell", "web", "mail", "tasks"] {
             let toolset = registry.toolset(namespace).expect("declared");
             assert!(any_built(&registry, toolset), "{namespace}");
         }
