@@ -94,6 +94,9 @@ pub struct MessageFacts<'a> {
     pub display_names: &'a BTreeMap<String, String>,
     /// Whether the agent holds a tool that reads a post by id.
     pub reads_posts: bool,
+    /// The Open work section (§3.15), for an agent holding the tasks
+    /// toolset; rendered by `crate::units::render`.
+    pub open_work: Option<&'a str>,
 }
 
 /// Renders the message.
@@ -114,7 +117,7 @@ pub fn render(facts: &MessageFacts<'_>) -> String {
     pins(facts, &mut out);
     earlier(facts, &mut out);
     roster(facts, &mut out);
-    // §3.15 open work renders here once work units land.
+    crate::units::render::place(facts.open_work, &mut out);
     out.trim_end().to_string()
 }
 
@@ -314,6 +317,7 @@ mod tests {
             people: &[],
             display_names: names,
             reads_posts: false,
+            open_work: None,
         }
     }
 

@@ -25,6 +25,58 @@ pub fn cap_of(settings: Option<&serde_json::Value>) -> usize {
         .unwrap_or(DEFAULT_CAP)
 }
 
+/// The cap of an agent holding the tasks toolset, which alone has units;
+/// none for any other agent, whose message has no Open work.
+pub fn holds_tasks(seat: &crate::services::Seat) -> Option<usize> {
+    seat.held
+        .iter()
+        .any(|t| t.namespace == "tasks")
+        .then(|| cap_of(seat.agent.settings.get("tasks")))
+}
+
+/// The turn the section is assembled for.
+pub struct TurnView<'a> {
+    pub agent: &'a str,
+    pub turn_id: &'a str,
+    pub channel_id: &'a str,
+    pub boot_id: &'a str,
+    pub now: crate::store::Millis,
+    pub timezone: chrono_tz::Tz,
+    pub display_names: &'a std::collections::BTreeMap<String, String>,
+}
+
+/// At assembly: the reports the window holds count as read by the turn
+/// (§3.15), and the section is rendered. `cap` is none for an agent
+/// without the tasks toolset.
+pub fn for_turn(
+    store: &mut Store,
+    cap: Option<usize>,
+    in_window: &[String],
+    turn: &TurnView<'_>,
+) -> Result<Option<String>, StoreError> {
+    let Some(cap) = cap else {
+        return Ok(None);
+    };
+    store.mark_reports_in_window(turn.turn_id, in_window)?;
+    let view = Viewpoint {
+        reader: turn.agent,
+        channel_id: turn.channel_id,
+        boot_id: turn.boot_id,
+        now: turn.now,
+        timezone: turn.timezone,
+        display_names: turn.display_names,
+    };
+    open_work(store, view, cap).map(Some)
+}
+
+/// Places the section in the framework message, after the roster (§3.8).
+pub fn place(section: Option<&str>, out: &mut String) {
+    if let Some(section) = section {
+        out.push_str(section);
+        out.push_str("\n\n");
+    }
+}
+
 /// The section, read from the store as the turn begins.
 pub fn open_work(store: &Store, view: Viewpoint<'_>, cap: usize) -> Result<String, StoreError> {
     let units = store.open_units_of(view.reader, view.channel_id)?;
