@@ -30,10 +30,11 @@ pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,
 };
-pub use units::{
-    ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label, unit_label,
-};
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
+pub use units::{
+    ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,
+    unit_label,
+};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

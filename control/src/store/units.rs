@@ -421,9 +421,7 @@ impl Store {
     ) -> Result<Option<Millis>, StoreError> {
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT MAX(ended_at) FROM turns WHERE agent = ?1 AND channel_id = ?2",
-            )?
+            .prepare_cached("SELECT MAX(ended_at) FROM turns WHERE agent = ?1 AND channel_id = ?2")?
             .query_row(params![agent, channel_id], |row| row.get(0))?)
     }
 

@@ -225,12 +225,11 @@ async fn may_take(caller: &Caller<'_>, assignee: &str) -> Result<(), String> {
         ));
     }
     let why = if caller.services.seat(assignee).is_none() {
-        Some(format!("`{assignee}` is not a colleague of this deployment"))
-    } else if !present(assignee) {
         Some(format!(
-            "{} is not in this channel",
-            caller.name(assignee)
+            "`{assignee}` is not a colleague of this deployment"
         ))
+    } else if !present(assignee) {
+        Some(format!("{} is not in this channel", caller.name(assignee)))
     } else if !reports(assignee) {
         Some(format!(
             "{} holds no tasks::report and could never report back",
@@ -273,7 +272,11 @@ fn declared_colleagues(caller: &Caller<'_>) -> Option<Vec<String>> {
 /// The terms of a continuation (§3.15): the creator's alone, to the unit's
 /// own assignee, from review or blocked with its latest report read by
 /// this turn; or a link to a unit already done that nothing follows yet.
-async fn continuation(caller: &Caller<'_>, reference: &str, assignee: &str) -> Result<Link, String> {
+async fn continuation(
+    caller: &Caller<'_>,
+    reference: &str,
+    assignee: &str,
+) -> Result<Link, String> {
     let prior = find(caller, reference).await?;
     let label = prior.label();
     if prior.creator != caller.agent() {

@@ -14,7 +14,12 @@ use crate::turns::calls::{CallScope, Executed, Outcome};
 use super::assign::{Assignment, assign};
 use super::{Answer, Caller};
 
-pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: &Value) -> Executed {
+pub async fn run(
+    scope: &CallScope<'_>,
+    call: &ToolCall,
+    tool: &ToolRef,
+    value: &Value,
+) -> Executed {
     let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default();
     let caller = Caller {
         services: scope.services,
@@ -32,7 +37,9 @@ pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: 
                 follows: value.get("follows").and_then(Value::as_str),
             };
             let summary = match asked.follows {
-                Some(follows) => format!("tasks::assign to {} continuing {follows}", asked.assignee),
+                Some(follows) => {
+                    format!("tasks::assign to {} continuing {follows}", asked.assignee)
+                }
                 None => format!("tasks::assign to {}", asked.assignee),
             };
             (summary, assign(&caller, &asked).await)
@@ -57,7 +64,9 @@ pub async fn run(scope: &CallScope<'_>, call: &ToolCall, tool: &ToolRef, value: 
         ),
         other => (
             tool.to_string(),
-            Answer::Refused(format!("The call did not run: tasks::{other} is not served by this build.")),
+            Answer::Refused(format!(
+                "The call did not run: tasks::{other} is not served by this build."
+            )),
         ),
     };
     let outcome = match answer {

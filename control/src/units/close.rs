@@ -14,7 +14,12 @@ use super::template::{self, clean};
 use super::when::when;
 use super::{Answer, Caller, NOTHING_WAKES};
 
-pub async fn close(caller: &Caller<'_>, reference: &str, state: UnitState, verdict: &str) -> Answer {
+pub async fn close(
+    caller: &Caller<'_>,
+    reference: &str,
+    state: UnitState,
+    verdict: &str,
+) -> Answer {
     let unit = match find(caller, reference).await {
         Ok(unit) => unit,
         Err(refusal) => return Answer::Refused(refusal),
@@ -69,7 +74,9 @@ pub async fn close(caller: &Caller<'_>, reference: &str, state: UnitState, verdi
     // The fact sits where the turn decides whether to hand its work on
     // (§3.15): a close that leaves no open unit here repeats it.
     if still_open.is_empty() {
-        text.push_str(&format!(" You have no other open unit here. {NOTHING_WAKES}"));
+        text.push_str(&format!(
+            " You have no other open unit here. {NOTHING_WAKES}"
+        ));
     }
     Answer::Done(text)
 }

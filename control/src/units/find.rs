@@ -16,7 +16,9 @@ pub async fn find(caller: &Caller<'_>, reference: &str) -> Result<Unit, String> 
         let how = if text.chars().count() > LABEL_CHARS {
             "That reference is longer than a unit's: a unit is named U- and its number, such as U-3, as Open work lists it.".to_string()
         } else {
-            format!("`{text}` is not a unit reference: a unit is named U- and its number, such as U-3.")
+            format!(
+                "`{text}` is not a unit reference: a unit is named U- and its number, such as U-3."
+            )
         };
         return Err(format!("{how} {}", listing(caller).await));
     };

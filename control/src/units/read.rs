@@ -93,12 +93,13 @@ pub fn render(store: &Store, unit: &Unit, view: Viewpoint<'_>) -> Result<String,
     let standing = standings.of(store, unit)?;
     let (creator, assignee) = (name(&unit.creator), name(&unit.assignee));
     let (creator, assignee) = if unit.creator == reader {
-        (format!("{creator} (you)"), format!("{assignee} — {standing}"))
+        (format!("{creator} (you)"), assignee)
     } else {
-        (format!("{creator} — {standing}"), format!("{assignee} (you)"))
+        (creator, format!("{assignee} (you)"))
     };
     let _ = writeln!(out, "Creator: {creator}");
     let _ = writeln!(out, "Assignee: {assignee}");
+    let _ = writeln!(out, "Standing: {standing}.");
     let _ = writeln!(
         out,
         "Assigned {}; last changed {}.",
@@ -107,7 +108,15 @@ pub fn render(store: &Store, unit: &Unit, view: Viewpoint<'_>) -> Result<String,
     );
     if let Some(id) = unit.latest_report_id {
         match store.unit_report(id)? {
-            Some(report) => shown(store, &mut out, "latest report", &report.post_id, report.at, now, tz)?,
+            Some(report) => shown(
+                store,
+                &mut out,
+                "latest report",
+                &report.post_id,
+                report.at,
+                now,
+                tz,
+            )?,
             None => out.push_str("Its latest report's record is missing.\n"),
         }
     } else if unit.state == UnitState::Assigned {

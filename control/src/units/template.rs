@@ -35,7 +35,12 @@ fn body(fields: &Fields<'_>) -> String {
 }
 
 /// An assignment: addresses the assignee.
-pub fn assignment(label: &str, creator: &str, assignee_handle: &str, fields: &Fields<'_>) -> String {
+pub fn assignment(
+    label: &str,
+    creator: &str,
+    assignee_handle: &str,
+    fields: &Fields<'_>,
+) -> String {
     format!(
         "**Work unit {label}** for @{assignee_handle}, assigned by {creator}\n{}",
         body(fields)
@@ -92,7 +97,13 @@ pub fn report(
 pub const OUT_OF_CONTEXT: &str = "The assignee's turn ran out of context before it could report. The framework reports the unit blocked on its behalf; the work may be partly done.";
 
 /// A close: addresses nobody.
-pub fn close(label: &str, creator: &str, assignee: &str, state: UnitState, verdict: &str) -> String {
+pub fn close(
+    label: &str,
+    creator: &str,
+    assignee: &str,
+    state: UnitState,
+    verdict: &str,
+) -> String {
     format!(
         "**Work unit {label}** closed as {} by {creator} (assigned to {assignee})\n**Verdict:** {verdict}",
         state.as_str()
@@ -128,9 +139,21 @@ mod tests {
         let post = assignment("U-3", "Sam Rivers", "naomi", &fields);
         assert!(post.contains("@naomi"), "{post}");
         assert!(!post.contains("Context"), "{post}");
-        let closed = close("U-3", "Sam Rivers", "Naomi Nagata", UnitState::Done, "Delivered.");
+        let closed = close(
+            "U-3",
+            "Sam Rivers",
+            "Naomi Nagata",
+            UnitState::Done,
+            "Delivered.",
+        );
         assert!(!closed.contains('@'), "{closed}");
-        let reported = report("U-3", "Naomi Nagata", "sam", UnitState::Blocked, "No access.");
+        let reported = report(
+            "U-3",
+            "Naomi Nagata",
+            "sam",
+            UnitState::Blocked,
+            "No access.",
+        );
         assert!(reported.contains("reported blocked to @sam"), "{reported}");
     }
 }

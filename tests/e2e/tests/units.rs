@@ -4,7 +4,9 @@
 //! model reads naming what to do instead.
 
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, framework_message, reply, square_with, store, tool_results, turn_requests};
+use e2e::scenario::{
+    calls, ended_turn, framework_message, reply, square_with, store, tool_results, turn_requests,
+};
 use e2e::{Daemon, Harness};
 use serde_json::json;
 
@@ -61,24 +63,39 @@ async fn s3_15_an_assignment_starts_its_assignee_whose_report_its_creator_reads_
         ],
     );
     let since = now_ms() - 1;
-    h.say("ana", &square, "@mira get the March invoice summarised").await;
-    h.wait_post(&square, "mira", "The summary is in", since).await;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "The summary is in", since)
+        .await;
 
     let posts = h.posts(&square).await;
     let assignment = posts
         .iter()
         .find(|p| p.message.starts_with("**Work unit U-1** for @theo"))
         .expect("the assignment is a post under Mira's account");
-    assert!(assignment.message.contains("**Criteria:** Names the amount"), "{}", assignment.message);
+    assert!(
+        assignment
+            .message
+            .contains("**Criteria:** Names the amount"),
+        "{}",
+        assignment.message
+    );
     let report = posts
         .iter()
-        .find(|p| p.message.starts_with("**Work unit U-1** reported for review to @mira"))
+        .find(|p| {
+            p.message
+                .starts_with("**Work unit U-1** reported for review to @mira")
+        })
         .expect("the report addresses its creator");
     let close = posts
         .iter()
         .find(|p| p.message.starts_with("**Work unit U-1** closed as done"))
         .expect("the close is a post");
-    assert!(!close.message.contains('@'), "a close addresses nobody: {}", close.message);
+    assert!(
+        !close.message.contains('@'),
+        "a close addresses nobody: {}",
+        close.message
+    );
 
     let requests = turn_requests(&h);
     // Mira's assign result says the post is up and Theo's turn waits.
@@ -91,13 +108,17 @@ async fn s3_15_an_assignment_starts_its_assignee_whose_report_its_creator_reads_
     // Theo sees the unit under Open work, and cannot close it.
     let theo_first = framework_message(&requests[2]);
     assert!(
-        theo_first.contains("- U-1 (Mira assigned it to you at") && theo_first.contains("awaiting your move"),
+        theo_first.contains("- U-1 (Mira assigned it to you at")
+            && theo_first.contains("awaiting your move"),
         "{theo_first}"
     );
     let refused = last_result(&requests[3]);
     assert!(refused.contains("the assignee cannot close"), "{refused}");
     let reported = last_result(&requests[4]);
-    assert!(reported.starts_with("U-1 is reported for review: its post is published"), "{reported}");
+    assert!(
+        reported.starts_with("U-1 is reported for review: its post is published"),
+        "{reported}"
+    );
     // Mira reads the unit whole, the report verbatim, then closes.
     let read = last_result(&requests[6]);
     assert!(
@@ -128,14 +149,21 @@ async fn s3_15_a_report_refused_because_its_unit_closed_names_who_closed_it_when
         vec![
             calls(&[("tasks__assign", assign_to("theo"))]),
             // Still assigned, and no turn of Theo's has opened since: it may close.
-            calls(&[("tasks__close", json!({"unit": "U-1", "state": "cancelled", "verdict": "Ana no longer needs it."}))]),
+            calls(&[(
+                "tasks__close",
+                json!({"unit": "U-1", "state": "cancelled", "verdict": "Ana no longer needs it."}),
+            )]),
             reply("Cancelled the summary."),
-            calls(&[("tasks__report", json!({"unit": "U-1", "state": "review", "report": "Here it is."}))]),
+            calls(&[(
+                "tasks__report",
+                json!({"unit": "U-1", "state": "review", "report": "Here it is."}),
+            )]),
             reply("Noted."),
         ],
     );
     let since = now_ms() - 1;
-    h.say("ana", &square, "@mira get the March invoice summarised").await;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
     h.wait_post(&square, "theo", "Noted.", since).await;
     let requests = turn_requests(&h);
     let refused = last_result(&requests[4]);
@@ -146,7 +174,10 @@ async fn s3_15_a_report_refused_because_its_unit_closed_names_who_closed_it_when
         "{refused}"
     );
     assert!(
-        !h.posts(&square).await.iter().any(|p| p.message.contains("reported for review")),
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("reported for review")),
         "a refused report posts nothing"
     );
 }
@@ -164,7 +195,8 @@ async fn s3_15_an_assignment_to_an_undeclared_colleague_is_refused_before_its_po
     );
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira have Ana do it").await;
-    h.wait_post(&square, "mira", "I could not hand it over.", since).await;
+    h.wait_post(&square, "mira", "I could not hand it over.", since)
+        .await;
     let refused = last_result(&turn_requests(&h).pop().expect("completions"));
     assert!(
         refused.contains("you assign units only to your declared colleagues, and `ana` is not one")
@@ -172,7 +204,10 @@ async fn s3_15_an_assignment_to_an_undeclared_colleague_is_refused_before_its_po
         "{refused}"
     );
     assert!(
-        !h.posts(&square).await.iter().any(|p| p.message.contains("**Work unit")),
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("**Work unit")),
         "nothing is posted"
     );
     assert!(store(&h).unit(1).expect("query").is_none());
@@ -190,23 +225,43 @@ async fn s3_15_a_close_on_a_report_the_turn_never_read_is_refused_until_tasks_re
         vec![
             calls(&[("tasks__assign", assign_to("theo"))]),
             reply("Handed over."),
-            calls(&[("tasks__report", json!({"unit": "U-1", "state": "review", "report": "Summary ready."}))]),
+            calls(&[(
+                "tasks__report",
+                json!({"unit": "U-1", "state": "review", "report": "Summary ready."}),
+            )]),
             reply(&long),
-            calls(&[("tasks__close", json!({"unit": "U-1", "state": "done", "verdict": "Good."}))]),
+            calls(&[(
+                "tasks__close",
+                json!({"unit": "U-1", "state": "done", "verdict": "Good."}),
+            )]),
             calls(&[("tasks__read", json!({"unit": "U-1"}))]),
-            calls(&[("tasks__close", json!({"unit": "U-1", "state": "done", "verdict": "Good."}))]),
+            calls(&[(
+                "tasks__close",
+                json!({"unit": "U-1", "state": "done", "verdict": "Good."}),
+            )]),
             reply("Closed."),
         ],
     );
     let since = now_ms() - 1;
-    h.say("ana", &square, "@mira get the March invoice summarised").await;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
     h.wait_post(&square, "mira", "Closed.", since).await;
-    let requests = turn_requests(&h);
-    let refused = last_result(&requests[5]);
+    let lasts: Vec<String> = turn_requests(&h).iter().map(last_result).collect();
+    let refused_at = lasts
+        .iter()
+        .position(|r| {
+            r.contains("this turn has not read its latest report") && r.contains("tasks::read")
+        })
+        .unwrap_or_else(|| panic!("the close is refused: {lasts:?}"));
+    let read_at = lasts
+        .iter()
+        .position(|r| r.contains("Summary ready."))
+        .expect("tasks::read showed the report");
+    assert!(read_at > refused_at, "read after the refusal: {lasts:?}");
     assert!(
-        refused.contains("this turn has not read its latest report") && refused.contains("tasks::read"),
-        "{refused}"
+        lasts[read_at..]
+            .iter()
+            .any(|r| r.starts_with("U-1 is closed as done")),
+        "{lasts:?}"
     );
-    let closed = last_result(&requests[7]);
-    assert!(closed.starts_with("U-1 is closed as done"), "{closed}");
 }

@@ -6,8 +6,16 @@ fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
-fn assign(store: &mut Store, creator: &str, assignee: &str, follows: Option<i64>, at: Millis) -> i64 {
-    let id = store.reserve_unit_number("c1", creator, at).expect("reserve");
+fn assign(
+    store: &mut Store,
+    creator: &str,
+    assignee: &str,
+    follows: Option<i64>,
+    at: Millis,
+) -> i64 {
+    let id = store
+        .reserve_unit_number("c1", creator, at)
+        .expect("reserve");
     let unit = NewUnit {
         id,
         channel_id: "c1".into(),
@@ -105,7 +113,9 @@ fn s3_15_a_continuation_closes_the_unit_it_follows_as_done_and_links_both() {
     let (_dir, mut store) = open();
     let first = assign(&mut store, "sam", "naomi", None, 100);
     report(&mut store, first, UnitState::Review, 200);
-    let next = store.reserve_unit_number("c1", "sam", 300).expect("reserve");
+    let next = store
+        .reserve_unit_number("c1", "sam", 300)
+        .expect("reserve");
     let unit = NewUnit {
         id: next,
         channel_id: "c1".into(),
@@ -136,7 +146,9 @@ fn s3_15_a_continuation_closes_the_unit_it_follows_as_done_and_links_both() {
     assert_eq!(continuing.follows, Some(first));
     // A unit is followed once.
     let again = NewUnit {
-        id: store.reserve_unit_number("c1", "sam", 400).expect("reserve"),
+        id: store
+            .reserve_unit_number("c1", "sam", 400)
+            .expect("reserve"),
         follows: Some(first),
         assignment_post_id: "post-again".into(),
         ..unit
@@ -151,7 +163,9 @@ fn s3_15_a_link_to_a_unit_already_done_keeps_its_verdict_and_names_its_successor
     store
         .record_close(&close(first, UnitState::Done, 150))
         .expect("close");
-    let linking = store.reserve_unit_number("c1", "sam", 200).expect("reserve");
+    let linking = store
+        .reserve_unit_number("c1", "sam", 200)
+        .expect("reserve");
     let unit = NewUnit {
         id: linking,
         channel_id: "c1".into(),
@@ -169,7 +183,10 @@ fn s3_15_a_link_to_a_unit_already_done_keeps_its_verdict_and_names_its_successor
         .record_continuation(&unit, None, "Continued by U-2.")
         .expect("link");
     let linked = store.unit(first).expect("read").expect("unit");
-    assert_eq!(linked.verdict.as_deref(), Some("Delivered. Continued by U-2."));
+    assert_eq!(
+        linked.verdict.as_deref(),
+        Some("Delivered. Continued by U-2.")
+    );
     assert_eq!(linked.closed_by, Some(ClosedBy::Creator));
     assert_eq!(linked.linked_from_state, None);
     assert_eq!(linked.followed_by, Some(linking));

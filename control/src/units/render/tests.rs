@@ -113,21 +113,34 @@ fn s3_15_each_line_says_where_the_other_party_stands() {
     let text = open_work(&store, view("sam", &names), 20).expect("render");
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[1].starts_with(&format!("- U-{working} ")), "{text}");
-    assert!(lines[1].contains("you assigned it to Naomi Nagata at 12:00"), "{text}");
     assert!(
-        lines[1].contains("Naomi Nagata's latest turn here since the unit last changed ended at 12:25"),
+        lines[1].contains("you assigned it to Naomi Nagata at 12:00"),
+        "{text}"
+    );
+    assert!(
+        lines[1]
+            .contains("Naomi Nagata's latest turn here since the unit last changed ended at 12:25"),
         "{text}"
     );
     assert!(lines[2].contains(&format!("U-{idle}")), "{text}");
-    assert!(lines[3].contains("review; awaiting your move since 12:30"), "{text}");
+    assert!(
+        lines[3].contains("review; awaiting your move since 12:30"),
+        "{text}"
+    );
     // Naomi's turn running now shows as working, begun after the change.
     turn(&store, "t2", "naomi", NOW - 5 * MIN, None);
     let text = open_work(&store, view("sam", &names), 20).expect("render");
-    assert!(text.contains("Naomi Nagata is working here since 12:55."), "{text}");
+    assert!(
+        text.contains("Naomi Nagata is working here since 12:55."),
+        "{text}"
+    );
     // From the assignee's side the assigned unit awaits its own move.
     let text = open_work(&store, view("naomi", &names), 20).expect("render");
     assert!(text.contains("Sam Rivers assigned it to you"), "{text}");
-    assert!(text.contains("assigned; awaiting your move since 12:00"), "{text}");
+    assert!(
+        text.contains("assigned; awaiting your move since 12:00"),
+        "{text}"
+    );
 }
 
 #[test]
