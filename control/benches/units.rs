@@ -65,7 +65,9 @@ fn main() {
         }
         for n in 0..UNITS {
             let at = NOW - 3_600_000 + n as i64 * 1_000;
-            let id = store.reserve_unit_number("c1", "lead", at).expect("reserve");
+            let id = store
+                .reserve_unit_number("c1", "lead", at)
+                .expect("reserve");
             let (creator, assignee) = if n % 2 == 0 {
                 ("lead".to_string(), colleague(n))
             } else {
@@ -77,7 +79,9 @@ fn main() {
                     channel_id: "c1".into(),
                     creator,
                     assignee,
-                    outcome: format!("Outcome {n}: a paragraph of what is wanted, at ordinary length."),
+                    outcome: format!(
+                        "Outcome {n}: a paragraph of what is wanted, at ordinary length."
+                    ),
                     criteria: "c".into(),
                     context: "x".into(),
                     assignment_post_id: format!("p{n}"),

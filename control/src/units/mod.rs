@@ -10,6 +10,7 @@
 pub mod assign;
 pub mod call;
 pub mod close;
+pub mod exhausted;
 mod find;
 mod publish;
 pub mod read;

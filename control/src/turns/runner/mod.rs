@@ -795,6 +795,22 @@ impl<'a> Turn<'a> {
                 warn!(%error, turn = %self.id, "could not post the turn's notice");
             }
         }
+        if matches!(exit, Exit::CeilingExceeded(_)) {
+            let answered: Vec<String> = self
+                .start
+                .answers
+                .iter()
+                .map(|(p, _)| p.id.clone())
+                .collect();
+            crate::units::exhausted::report_blocked(
+                self.services,
+                self.seat,
+                &self.start.channel_id,
+                &self.id,
+                &answered,
+            )
+            .await;
+        }
         let progress = exit.allows_progress();
         let end = TurnEnd {
             exit_kind: exit.kind().to_string(),
