@@ -90,21 +90,23 @@ fn main() {
                     at,
                 })
                 .expect("unit");
-            if n % 3 == 0 {
-                store
-                    .record_report(&NewReport {
-                        unit_id: id,
-                        post_id: format!("r{n}"),
-                        state: UnitState::Review,
-                        body: "done".into(),
-                        by_framework: false,
-                        turn_id: None,
-                        at: at + 500,
-                    })
-                    .expect("report");
-            }
         }
     });
+    // A report writes in its own transaction, so these follow the bulk load.
+    for n in (0..UNITS).step_by(3) {
+        let unit_id = n as i64 + 1;
+        store
+            .record_report(&NewReport {
+                unit_id,
+                post_id: format!("r{n}"),
+                state: UnitState::Review,
+                body: "done".into(),
+                by_framework: false,
+                turn_id: None,
+                at: NOW - 3_600_000 + n as i64 * 1_000 + 500,
+            })
+            .expect("report");
+    }
     let names = BTreeMap::new();
     let render = |store: &Store| {
         open_work(
