@@ -265,3 +265,63 @@ async fn s3_15_a_close_on_a_report_the_turn_never_read_is_refused_until_tasks_re
         "{lasts:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assigning_the_next() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let mut second = assign_to("theo");
+    second["follows"] = json!("U-1");
+    second["outcome"] = json!("The April invoice too");
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("tasks__assign", assign_to("theo"))]),
+            reply("Handed over."),
+            calls(&[(
+                "tasks__report",
+                json!({"unit": "U-1", "state": "review", "report": "March done."}),
+            )]),
+            reply("Reported."),
+            // The report is in Mira's window: read, so it may be continued.
+            calls(&[("tasks__assign", second)]),
+            reply("Next pass handed over."),
+            calls(&[(
+                "tasks__report",
+                json!({"unit": "U-2", "state": "review", "report": "April done."}),
+            )]),
+            reply("Reported again."),
+            reply("Both are in."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the invoices summarised")
+        .await;
+    h.wait_post(&square, "mira", "Both are in.", since).await;
+    let posts = h.posts(&square).await;
+    let continuing = posts
+        .iter()
+        .find(|p| p.message.starts_with("**Work unit U-2** for @theo"))
+        .expect("the continuation is one post");
+    assert!(
+        continuing
+            .message
+            .contains("It continues U-1, which closes as done, continued by U-2."),
+        "{}",
+        continuing.message
+    );
+    let store = store(&h);
+    let first = store.unit(1).expect("query").expect("U-1");
+    assert_eq!(first.state.as_str(), "done");
+    assert_eq!(first.closed_by.map(|c| c.as_str()), Some("continuation"));
+    assert_eq!(first.followed_by, Some(2));
+    assert_eq!(first.linked_from_state.as_deref(), Some("review"));
+    assert_eq!(first.verdict.as_deref(), Some("Continued by U-2."));
+    assert_eq!(first.close_post_id.as_deref(), Some(continuing.id.as_str()));
+    let next = store.unit(2).expect("query").expect("U-2");
+    assert_eq!(next.follows, Some(1));
+    assert_eq!(
+        next.state.as_str(),
+        "review",
+        "the next pass took its own report"
+    );
+}
