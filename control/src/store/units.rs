@@ -340,6 +340,17 @@ impl Store {
         Ok(units)
     }
 
+    /// The units a turn assigned: what it handed on (§3.15).
+    pub fn units_assigned_by(&self, turn_id: &str) -> Result<Vec<Unit>, StoreError> {
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT {UNIT_COLUMNS} FROM units WHERE assigning_turn_id = ?1 ORDER BY id"
+        ))?;
+        let units = statement
+            .query_map(params![turn_id], read_unit)?
+            .collect::<Result<_, _>>()?;
+        Ok(units)
+    }
+
     pub fn unit_report(&self, id: i64) -> Result<Option<UnitReport>, StoreError> {
         Ok(self
             .conn

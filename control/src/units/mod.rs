@@ -14,6 +14,7 @@ pub mod exhausted;
 mod find;
 mod publish;
 pub mod read;
+pub mod reminder;
 pub mod render;
 pub mod report;
 pub mod standing;

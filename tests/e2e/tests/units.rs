@@ -325,3 +325,43 @@ async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assign
         "the next pass took its own report"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_a_silent_reply_on_a_unit_still_assigned_is_sent_back_once_then_posts() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("tasks__assign", assign_to("theo"))]),
+            reply("Handed over."),
+            reply("On it, will look later."),
+            reply("On it, will look later."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "theo", "On it, will look later.", since)
+        .await;
+    let requests = turn_requests(&h);
+    let fed_back =
+        e2e::scenario::after_framework(requests.last().expect("theo's second completion"));
+    assert!(
+        fed_back
+            .iter()
+            .any(|m| m.contains("you still hold U-1 from Mira in assigned")
+                && m.contains("tasks::report")
+                && m.contains("mentions @mira")),
+        "{fed_back:?}"
+    );
+    let posted = h
+        .posts(&square)
+        .await
+        .iter()
+        .filter(|p| p.message == "On it, will look later.")
+        .count();
+    assert_eq!(posted, 1, "sent back once, then posted");
+    ended_turn(&h, "theo", &square).await;
+    let unit = store(&h).unit(1).expect("query").expect("U-1");
+    assert_eq!(unit.state.as_str(), "assigned", "the unit stays assigned");
+}
