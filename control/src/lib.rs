@@ -31,5 +31,6 @@ pub mod store;
 pub mod tools;
 pub mod triggers;
 pub mod turns;
+pub mod units;
 pub mod workers;
 pub mod workspace;

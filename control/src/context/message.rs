@@ -97,6 +97,9 @@ pub struct MessageFacts<'a> {
     /// The memory listing (§3.6), rendered by `crate::memory`; `None` for
     /// an agent that holds no memory tool.
     pub memory: Option<&'a str>,
+    /// The Open work section (§3.15), for an agent holding the tasks
+    /// toolset; rendered by `crate::units::render`.
+    pub open_work: Option<&'a str>,
 }
 
 /// Renders the message.
@@ -119,7 +122,7 @@ pub fn render(facts: &MessageFacts<'_>) -> String {
     pins(facts, &mut out);
     earlier(facts, &mut out);
     roster(facts, &mut out);
-    // §3.15 open work renders here once work units land.
+    crate::units::render::place(facts.open_work, &mut out);
     out.trim_end().to_string()
 }
 
@@ -320,6 +323,7 @@ mod tests {
             display_names: names,
             reads_posts: false,
             memory: None,
+            open_work: None,
         }
     }
 

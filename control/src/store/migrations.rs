@@ -39,6 +39,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(9, "0009_triggers"),
     migration!(10, "0010_memory"),
     migration!(11, "0011_search"),
+    migration!(12, "0012_units"),
 ];
 
 /// The schema version this build writes.

@@ -16,6 +16,7 @@ mod search;
 mod thread;
 mod triggers;
 mod turns;
+mod units;
 pub mod worker_calls;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,10 @@ pub use triggers::{
     parse_trigger_label, trigger_label,
 };
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
+pub use units::{
+    ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,
+    unit_label,
+};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

@@ -472,13 +472,52 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                 }
             }),
             vec![
-                Tool::new("assign", "Hand a unit of work to a colleague."),
+                Tool::new("assign", "Hand a unit of work to a colleague.").parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["assignee", "outcome", "criteria"],
+                    "properties": {
+                        "assignee": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The colleague's username, as Peers lists it."},
+                        "outcome": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "The outcome wanted."},
+                        "criteria": {"type": "string", "minLength": 1, "maxLength": 3000, "description": "What you will judge the result by."},
+                        "context": {"type": "string", "maxLength": 8000, "description": "What the colleague needs to know to do it."},
+                        "follows": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A unit of yours in review or blocked (or closed as done) that this one continues, such as U-3: it closes as done, continued by this one. Goes to that unit's own assignee."}
+                    }
+                })),
                 Tool::new(
                     "report",
                     "Report on a unit assigned to you: review or blocked.",
-                ),
-                Tool::new("close", "Close a unit you created: done or cancelled."),
-                Tool::read("read", "Read a unit whole.").budget_exempt(),
+                )
+                .parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["unit", "state", "report"],
+                    "properties": {
+                        "unit": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The unit, such as U-3."},
+                        "state": {"type": "string", "enum": ["review", "blocked"], "description": "review: the work is ready to judge. blocked: a blocker nobody in the channel can answer."},
+                        "report": {"type": "string", "minLength": 1, "maxLength": 12000, "description": "What was done and where it is, or what blocks it."}
+                    }
+                })),
+                Tool::new("close", "Close a unit you created: done or cancelled.").parameters(json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["unit", "state", "verdict"],
+                    "properties": {
+                        "unit": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The unit, such as U-3."},
+                        "state": {"type": "string", "enum": ["done", "cancelled"], "description": "done: it delivered, or a unit that follows it continues its work. cancelled: the work is abandoned."},
+                        "verdict": {"type": "string", "minLength": 1, "maxLength": 3000, "description": "Your judgement, and why: for done, whether it delivered; for cancelled, the reason."}
+                    }
+                })),
+                Tool::read("read", "Read a unit whole.")
+                    .budget_exempt()
+                    .parameters(json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["unit"],
+                        "properties": {
+                            "unit": {"type": "string", "minLength": 1, "maxLength": 200, "description": "The unit, such as U-3."}
+                        }
+                    })),
             ],
         ),
         toolset(

@@ -65,6 +65,8 @@ pub async fn assemble(
     let timezone_name = services.timezone_name.clone();
     let reads_posts = seat.held.contains(&ToolRef::new("conversations", "read"));
     let memory_caps = crate::memory::listed_caps(seat);
+    let open_work_cap = crate::units::render::holds_tasks(seat);
+    let boot_id = services.boot_id.clone();
     let now = chrono::Utc::now().timestamp_millis();
     services
         .store
@@ -117,6 +119,20 @@ pub async fn assemble(
                 },
                 draining,
             );
+            let open_work = crate::units::render::for_turn(
+                store,
+                open_work_cap,
+                &window.post_ids,
+                &crate::units::render::TurnView {
+                    agent: &agent,
+                    turn_id: &turn_id,
+                    channel_id: &channel_id,
+                    boot_id: &boot_id,
+                    now,
+                    timezone,
+                    display_names: &display_names,
+                },
+            )?;
             let text = message::render(&MessageFacts {
                 answers: &answers,
                 in_window: &window.post_ids,
@@ -131,6 +147,7 @@ pub async fn assemble(
                 display_names: &display_names,
                 reads_posts,
                 memory: memory.as_deref(),
+                open_work: open_work.as_deref(),
             });
             let mut messages = window.messages.clone();
             let window_len = messages.len();

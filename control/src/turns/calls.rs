@@ -301,6 +301,9 @@ pub async fn run(
         Some(Host::Daemon) if tool.namespace == "conversations" => {
             crate::conversations::run(scope, &call, &tool, &value).await
         }
+        Some(Host::Daemon) if tool.namespace == "tasks" => {
+            crate::units::call::run(scope, &call, &tool, &value).await
+        }
         Some(Host::Daemon) => run_core(scope, &call, &tool, &value, views),
         Some(Host::Worker(_) | Host::Plugin) => {
             run_worker(scope, &call, &tool, &value, decision).await

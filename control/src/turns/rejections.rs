@@ -29,6 +29,10 @@ pub enum Rejection {
     /// The reply hands work to a colleague, and the work has reached the
     /// delegation (depth) or chain limit (§7.4).
     LimitReached { what: String },
+    /// The reply reaches nobody while the turn's agent still holds a unit
+    /// it was working in assigned: sent back once (§3.15). The words are
+    /// the units module's, which names the unit and the ways on.
+    UnitOpen { feedback: String },
 }
 
 /// How many times one line may appear before a reply made mostly of it is
@@ -39,6 +43,7 @@ impl Rejection {
     /// The text the model reads in place of its reply.
     pub fn feedback(&self) -> String {
         match self {
+            Self::UnitOpen { feedback } => feedback.clone(),
             Self::SeveralAgents { agents } => format!(
                 "Your reply was not posted: it addressed {} agents ({}). Address at most one \
                  colleague per turn; to name one without addressing it, write its name without the @.",
@@ -220,6 +225,12 @@ impl RejectionCount {
 
     /// A tool call ran: the model did something else between, so the count
     /// starts over.
+    /// Whether one more rejection would end the turn: a reminder that
+    /// would cost a valid reply is not sent then (§3.15).
+    pub fn would_end(&self) -> bool {
+        self.in_a_row + 1 >= 2
+    }
+
     pub fn tool_ran(&mut self) {
         self.in_a_row = 0;
     }

@@ -255,27 +255,3 @@ async fn s3_10_boot_refuses_a_respond_to_all_channel_holding_two_agents() {
     let mut daemon = h.daemon();
     daemon.wait_for("collegium is running");
 }
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a4_boot_refuses_a_grant_this_build_does_not_serve_naming_agent_grant_and_what_is_missing()
-{
-    let h = Harness::start().await;
-    h.grant_mira(&["workspace", "tasks::assign", "tasks::read"]);
-    h.provision().await.expect("provisioned");
-    let (code, stderr) = h.daemon_refusal();
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("boot refused"), "{stderr}");
-    assert!(
-        stderr.contains("@mira (agents[0].grants[1]): the grant `tasks::assign` names only tools this build does not serve: tasks::assign"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("@mira (agents[0].grants[2]): the grant `tasks::read` names only tools this build does not serve: tasks::read. The `tasks` toolset"),
-        "{stderr}"
-    );
-    assert!(
-        !stderr.contains("grants[0]"),
-        "a served grant is not named: {stderr}"
-    );
-    assert!(!stderr.contains("collegium is running"), "{stderr}");
-}

@@ -166,6 +166,8 @@ struct Turn<'a> {
     views: ResultViews,
     status: StatusPost,
     rejections: RejectionCount,
+    /// Whether the §3.15 silent-reply reminder was spent this turn.
+    unit_reminded: bool,
     attempts: u32,
     unparseable_forgiven: bool,
     time_limit_cuts: u32,
@@ -225,6 +227,7 @@ impl<'a> Turn<'a> {
             own: Vec::new(),
             views: ResultViews::default(),
             rejections: RejectionCount::default(),
+            unit_reminded: false,
             attempts: 0,
             unparseable_forgiven: false,
             time_limit_cuts: 0,
@@ -639,6 +642,9 @@ impl<'a> Turn<'a> {
         } else {
             self.check(&completion.text).await
         };
+        if matches!(rejection, Some(Rejection::UnitOpen { .. })) {
+            self.unit_reminded = true;
+        }
         match rejection {
             Some(rejection) => self.reject(&completion.text, rejection).await,
             None => match self.post_reply(&completion.text).await {
@@ -691,7 +697,30 @@ impl<'a> Turn<'a> {
                 return Some(Rejection::LimitReached { what });
             }
         }
-        check_reply(text, &addressed, None, self.services.post_limit.get())
+        let refused = check_reply(text, &addressed, None, self.services.post_limit.get());
+        let person = scan.usernames().into_iter().any(|u| {
+            members
+                .iter()
+                .any(|m| m.username == u && m.kind == crate::store::AuthorKind::Person)
+        });
+        if refused.is_some()
+            || !addressed.is_empty()
+            || person
+            || self.unit_reminded
+            || self.rejections.would_end()
+        {
+            return refused;
+        }
+        let answered: Vec<String> = self.answers.iter().map(|p| p.id.clone()).collect();
+        crate::units::reminder::assignee(
+            self.services,
+            self.seat,
+            &self.start.channel_id,
+            &self.id,
+            &answered,
+        )
+        .await
+        .map(|feedback| Rejection::UnitOpen { feedback })
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
@@ -794,6 +823,22 @@ impl<'a> Turn<'a> {
             if let Err(error) = self.seat.rest.create_post(&post).await {
                 warn!(%error, turn = %self.id, "could not post the turn's notice");
             }
+        }
+        if matches!(exit, Exit::CeilingExceeded(_)) {
+            let answered: Vec<String> = self
+                .start
+                .answers
+                .iter()
+                .map(|(p, _)| p.id.clone())
+                .collect();
+            crate::units::exhausted::report_blocked(
+                self.services,
+                self.seat,
+                &self.start.channel_id,
+                &self.id,
+                &answered,
+            )
+            .await;
         }
         let progress = exit.allows_progress();
         let end = TurnEnd {
