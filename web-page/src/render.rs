@@ -371,3 +371,15 @@ fn render_found(found: &Found, offset_ignored: Option<usize>, out: &mut String) 
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

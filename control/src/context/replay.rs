@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::status::{CallLine, Disposition, render_call};
 use crate::tools::ToolRef;
+use collegium_web_page::thousands;
 
 /// The longest result a later turn reads whole when its tool gave no line.
 pub const KEEP_WHOLE_CHARS: usize = 2000;
@@ -134,19 +135,6 @@ impl TurnResults {
     }
 }
 
-/// `12345` as `12,345`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,12 +203,5 @@ mod tests {
                 line: "[web::fetch: the same result as call c2, still shown above]".into()
             }
         );
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(7), "7");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

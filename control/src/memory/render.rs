@@ -11,19 +11,7 @@ use crate::store::{ListedMemory, MemoryEntry, Millis};
 
 use super::Caps;
 use super::edit::{Fault, Passage};
-
-/// `12345` as `12,345`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use collegium_web_page::thousands;
 
 /// How long ago `then` was, in the largest whole unit that fits.
 pub fn age(now: Millis, then: Millis) -> String {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use collegium_control::store::Store;
 use model_sim::script::{Scripted, ScriptedCall};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::{Daemon, Harness};
 
@@ -201,4 +201,27 @@ pub async fn ended_turn(
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("the turn never ended");
+}
+
+/// A private channel `owner` makes, with mira added: a channel only its
+/// members can read (§3.7, §8.4).
+pub async fn private_channel_with_mira(h: &Harness, owner: &str, name: &str) -> String {
+    let session = h.session(owner).await;
+    let team = h.team().await;
+    let channel: mattermost_wire::model::Channel = session
+        .post(
+            "channels",
+            &json!({"team_id": team.id, "name": name, "display_name": "Secret", "type": "P"}),
+        )
+        .await
+        .expect("a private channel");
+    let mira = h.user("mira").await;
+    let _: serde_json::Value = session
+        .post(
+            &format!("channels/{}/members", channel.id),
+            &json!({"user_id": mira.id}),
+        )
+        .await
+        .expect("mira added");
+    channel.id
 }

@@ -258,32 +258,11 @@ async fn s7_5_kill_frees_the_lane_at_once_while_a_tool_runs_on_to_its_end() {
 }
 
 /// A private channel ana made and added @mira to; its id.
-async fn private_channel_with_mira(h: &e2e::Harness, owner: &str, name: &str) -> String {
-    let session = h.session(owner).await;
-    let team = h.team().await;
-    let channel: mattermost_wire::model::Channel = session
-        .post(
-            "channels",
-            &json!({"team_id": team.id, "name": name, "display_name": "Secret", "type": "P"}),
-        )
-        .await
-        .expect("a private channel");
-    let mira = h.user("mira").await;
-    let _: serde_json::Value = session
-        .post(
-            &format!("channels/{}/members", channel.id),
-            &json!({"user_id": mira.id}),
-        )
-        .await
-        .expect("mira added");
-    channel.id
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_4_approvals_lists_only_what_waits_in_the_invokers_channels() {
     let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana", "bo"]).await;
-    let secret = private_channel_with_mira(&h, "ana", "secret").await;
+    let secret = e2e::scenario::private_channel_with_mira(&h, "ana", "secret").await;
     let mut asking = calls(&[(
         "ask__human",
         json!({"question": "Which venue\nfor the offsite?", "answers": []}),

@@ -69,7 +69,7 @@ async fn s8_4_a_forgotten_post_leaves_the_window_and_a_second_forget_says_it_alr
 async fn s8_4_a_post_in_a_channel_the_invoker_cannot_read_is_answered_as_one_that_does_not_exist() {
     let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
     let square = square_with(&h, &["ana", "bo"]).await;
-    let secret = private_channel_with_mira(&h, "ana", "secret").await;
+    let secret = e2e::scenario::private_channel_with_mira(&h, "ana", "secret").await;
     h.model.sim.script("demo-model", vec![reply("Noted.")]);
     let since = now_ms() - 1;
     let private = h.say("ana", &secret, "@mira keep this").await;
@@ -94,27 +94,6 @@ async fn s8_4_a_post_in_a_channel_the_invoker_cannot_read_is_answered_as_one_tha
             .is_none(),
         "nothing changed"
     );
-}
-
-async fn private_channel_with_mira(h: &e2e::Harness, owner: &str, name: &str) -> String {
-    let session = h.session(owner).await;
-    let team = h.team().await;
-    let channel: mattermost_wire::model::Channel = session
-        .post(
-            "channels",
-            &json!({"team_id": team.id, "name": name, "display_name": "Secret", "type": "P"}),
-        )
-        .await
-        .expect("a private channel");
-    let mira = h.user("mira").await;
-    let _: serde_json::Value = session
-        .post(
-            &format!("channels/{}/members", channel.id),
-            &json!({"user_id": mira.id}),
-        )
-        .await
-        .expect("mira added");
-    channel.id
 }
 
 #[tokio::test(flavor = "multi_thread")]
