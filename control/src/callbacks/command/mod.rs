@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 mod forgetting;
+mod memory;
 mod notice;
+mod triggers;
 
 use crate::approvals::presence::presence;
 use crate::approvals::question;
@@ -65,6 +67,8 @@ pub async fn command(
         "reset" => forgetting::reset(services, &request, &rest).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest).await,
+        "memory" => memory::memory(services, &request, &rest).await,
+        "triggers" => triggers::triggers(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
