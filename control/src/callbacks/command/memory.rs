@@ -90,7 +90,7 @@ enum Pruning {
     Refused(String),
     /// The entry moved on between the read and the delete.
     Moved,
-    Deleted(MemoryEntry),
+    Deleted(Box<MemoryEntry>),
 }
 
 async fn prune(
@@ -112,7 +112,7 @@ async fn prune(
                 // As an operator: no seen check (§8.4); the revision only
                 // guards against a write landing between read and delete.
                 Ok(entry) if s.delete_memory(&who, entry.id, entry.revision)? => {
-                    Pruning::Deleted(entry)
+                    Pruning::Deleted(Box::new(entry))
                 }
                 Ok(_) => Pruning::Moved,
             })
