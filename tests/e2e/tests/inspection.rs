@@ -83,9 +83,13 @@ async fn s8_4_triggers_of_an_agent_with_none_outstanding_say_so_and_an_unknown_a
     let (h, _daemon, square) = deployment().await;
     h.command("ana", &square, "/collegium triggers mira").await;
     h.wait_ephemeral("ana", "has no outstanding triggers").await;
-    h.command("ana", &square, "/collegium triggers nobody").await;
-    h.wait_ephemeral("ana", "nobody is not an agent in this channel. Agents here: mira")
+    h.command("ana", &square, "/collegium triggers nobody")
         .await;
+    h.wait_ephemeral(
+        "ana",
+        "nobody is not an agent in this channel. Agents here: mira",
+    )
+    .await;
     h.command("ana", &square, "/collegium triggers").await;
     h.wait_ephemeral("ana", "/collegium triggers {agent}").await;
 }
