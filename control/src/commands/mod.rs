@@ -118,6 +118,7 @@ pub const SERVED: &[&str] = &[
     "queue",
     "triggers",
     "memory",
+    "units",
 ];
 
 /// `/collegium NAME` where this build serves it: the only way a notice or a

@@ -17,6 +17,7 @@ mod forgetting;
 mod memory;
 mod notice;
 mod triggers;
+mod units;
 
 use crate::approvals::presence::presence;
 use crate::approvals::question;
@@ -67,6 +68,7 @@ pub async fn command(
         "reset" => forgetting::reset(services, &request, &rest).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest).await,
+        "units" => units::units(services, &request, &rest).await,
         "memory" => memory::memory(services, &request, &rest).await,
         "triggers" => triggers::triggers(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
