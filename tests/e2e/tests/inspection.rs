@@ -93,3 +93,25 @@ async fn s8_4_triggers_of_an_agent_with_none_outstanding_say_so_and_an_unknown_a
     h.command("ana", &square, "/collegium triggers").await;
     h.wait_ephemeral("ana", "/collegium triggers {agent}").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_units_list_open_work_as_the_prompt_does_and_cancel_says_it_is_not_built() {
+    let (h, _daemon, square) = deployment().await;
+    h.command("ana", &square, "/collegium units mira").await;
+    h.wait_ephemeral(
+        "ana",
+        "Open work: none. You have no open unit in this channel.",
+    )
+    .await;
+    h.wait_ephemeral(
+        "ana",
+        "No party to these units has a turn here waiting on a person",
+    )
+    .await;
+    h.command("ana", &square, "/collegium units mira cancel u-1")
+        .await;
+    h.wait_ephemeral("ana", "is not available in this build yet")
+        .await;
+    h.command("ana", &square, "/collegium units").await;
+    h.wait_ephemeral("ana", "/collegium units {agent}").await;
+}
