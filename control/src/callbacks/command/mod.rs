@@ -17,6 +17,7 @@ mod forgetting;
 mod memory;
 mod notice;
 mod triggers;
+mod unit_cancel;
 mod units;
 
 use crate::approvals::presence::presence;

@@ -3,7 +3,7 @@
 //! two cannot disagree — with each unit's age, state and the other party's
 //! standing; then each party to them whose turn here waits on a person
 //! (§8.1), on what and since when, which the standing lines leave to this
-//! list. `units {agent} cancel {ref}` is not built yet and says so.
+//! list. The cancel is unit_cancel.rs.
 
 use std::collections::BTreeSet;
 
@@ -22,10 +22,12 @@ use crate::units::standing::Viewpoint;
 pub async fn units(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
     match words {
         [word] => list(services, request, word).await,
-        [_, cancel, _] if cancel.eq_ignore_ascii_case("cancel") => ephemeral(
-            "`/collegium units {agent} cancel {reference}` is not available in this build yet; the unit's creator can close it with tasks::close.",
+        [word, cancel, reference] if cancel.eq_ignore_ascii_case("cancel") => {
+            super::unit_cancel::cancel(services, request, word, reference).await
+        }
+        _ => ephemeral(
+            "Name one agent, and to cancel a unit its reference: `/collegium units {agent}` or `/collegium units {agent} cancel {reference}`.",
         ),
-        _ => ephemeral("Name one agent: `/collegium units {agent}`."),
     }
 }
 
