@@ -4,7 +4,7 @@
 
 use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, square_with, store};
+use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
 use serde_json::json;
 
 /// A deployment whose @mira holds memory.
