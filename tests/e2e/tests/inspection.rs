@@ -95,7 +95,7 @@ async fn s8_4_triggers_of_an_agent_with_none_outstanding_say_so_and_an_unknown_a
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn s8_4_units_list_open_work_as_the_prompt_does_and_cancel_says_it_is_not_built() {
+async fn s8_4_units_list_open_work_as_the_prompt_does() {
     let (h, _daemon, square) = deployment().await;
     h.command("ana", &square, "/collegium units mira").await;
     h.wait_ephemeral(
@@ -110,8 +110,80 @@ async fn s8_4_units_list_open_work_as_the_prompt_does_and_cancel_says_it_is_not_
     .await;
     h.command("ana", &square, "/collegium units mira cancel u-1")
         .await;
-    h.wait_ephemeral("ana", "is not available in this build yet")
+    h.wait_ephemeral("ana", "U-1 is not a unit of mira in this channel")
         .await;
     h.command("ana", &square, "/collegium units").await;
     h.wait_ephemeral("ana", "/collegium units {agent}").await;
+}
+
+/// Mira and Theo both hold the tasks toolset.
+async fn with_tasks() -> (Harness, e2e::Daemon, String) {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.grant_mira(&["tasks"]);
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
+    std::fs::write(&h.config, text).expect("write config");
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    (h, daemon, square)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_a_person_cancels_a_unit_post_first_and_the_assignees_later_report_is_refused_naming_them()
+ {
+    let (h, _daemon, square) = with_tasks().await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "tasks__assign",
+                json!({"assignee": "theo", "outcome": "Summarise the invoice",
+                       "criteria": "Names the amount", "context": "In the drive."}),
+            )]),
+            reply("Handed to Theo."),
+            reply("On it, @ana."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the invoice summarised")
+        .await;
+    h.wait_post(&square, "theo", "On it.", since).await;
+    ended_turn(&h, "theo", &square).await;
+
+    h.command("ana", &square, "/collegium units mira cancel U-1")
+        .await;
+    let close = h
+        .wait_post(&square, "collegium", "closed as cancelled", since)
+        .await;
+    assert!(
+        close.message.contains("@ana's command, from assigned"),
+        "{}",
+        close.message
+    );
+    let unit = store(&h).unit(1).expect("store").expect("unit");
+    assert_eq!(unit.state.as_str(), "cancelled");
+    assert_eq!(unit.closer.as_deref(), Some("ana"));
+
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "tasks__report",
+                json!({"unit": "U-1", "state": "review", "report": "1,200 EUR."}),
+            )]),
+            reply("Understood."),
+        ],
+    );
+    h.say("ana", &square, "@theo report on the invoice").await;
+    h.wait_post(&square, "theo", "Understood.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completion"));
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("ana (a person) cancelled it")),
+        "{results:?}"
+    );
 }
