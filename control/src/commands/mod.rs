@@ -84,7 +84,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "memory",
-        arguments: "{agent}",
+        arguments: "{agent} [prune {reference}]",
         help: "inspect and prune an agent's memories",
     },
     Subcommand {
@@ -116,6 +116,9 @@ pub const SERVED: &[&str] = &[
     "resume",
     "approvals",
     "queue",
+    "triggers",
+    "memory",
+    "units",
 ];
 
 /// `/collegium NAME` where this build serves it: the only way a notice or a

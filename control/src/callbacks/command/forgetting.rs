@@ -195,7 +195,7 @@ pub async fn clear_queue(
 
 /// The username `word` names, where it is an agent of this channel; else
 /// the answer naming the agents that are (§8.4).
-async fn agent_in_channel(
+pub(super) async fn agent_in_channel(
     services: &crate::services::Services,
     request: &CommandRequest,
     word: &str,
@@ -217,7 +217,7 @@ async fn agent_in_channel(
 
 /// Posts the notice a change was made under; where it cannot be posted
 /// the change stands and the person is told so.
-async fn answered_by_notice(
+pub(super) async fn answered_by_notice(
     services: &crate::services::Services,
     channel_id: &str,
     voices: &[String],

@@ -14,7 +14,11 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 mod forgetting;
+mod memory;
 mod notice;
+mod triggers;
+mod unit_cancel;
+mod units;
 
 use crate::approvals::presence::presence;
 use crate::approvals::question;
@@ -65,6 +69,9 @@ pub async fn command(
         "reset" => forgetting::reset(services, &request, &rest).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest).await,
+        "units" => units::units(services, &request, &rest).await,
+        "memory" => memory::memory(services, &request, &rest).await,
+        "triggers" => triggers::triggers(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."

@@ -18,6 +18,19 @@ pub async fn post_notice(
     voices: &[String],
     text: String,
 ) -> Result<(), String> {
+    posted_notice(services, channel_id, voices, text)
+        .await
+        .map(|_| ())
+}
+
+/// As `post_notice`, returning the post's id, for a record that cites it
+/// (a person's close of a unit, §3.15).
+pub async fn posted_notice(
+    services: &Services,
+    channel_id: &str,
+    voices: &[String],
+    text: String,
+) -> Result<String, String> {
     let channel = channel_id.to_string();
     let (kind, agents) = services
         .store
@@ -45,7 +58,7 @@ pub async fn post_notice(
     let notice = framework_post(channel_id.to_string(), text, "notice", None);
     rest.create_post(&notice)
         .await
-        .map(|_| ())
+        .map(|post| post.id)
         .map_err(|error| {
             warn!(%error, "could not post a command's notice");
             error.to_string()
