@@ -13,9 +13,10 @@ use super::forgetting::{agent_in_channel, answered_by_notice};
 use super::{CommandRequest, ephemeral};
 use crate::context::window::local_time;
 use crate::memory::refs::resolve;
-use crate::memory::render::{age, thousands};
+use crate::memory::render::age;
 use crate::services::Services;
 use crate::store::{MemoryEntry, Millis};
+use collegium_web_page::thousands;
 
 /// The answer to `/collegium memory ...`.
 pub async fn memory(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
