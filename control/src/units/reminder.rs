@@ -40,9 +40,7 @@ pub async fn assignee(
         .into_iter()
         .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
         .collect();
-    let unit = working(assigned, answered)
-        .into_iter()
-        .find(|u| !handed.iter().any(|h| h.assignee != u.creator))?;
+    let unit = working(assigned, answered, &handed).into_iter().next()?;
     let creator = services.display_name(&unit.creator);
     let label = unit.label();
     Some(format!(
