@@ -166,8 +166,8 @@ struct Turn<'a> {
     views: ResultViews,
     status: StatusPost,
     rejections: RejectionCount,
-    /// Whether the §3.15 silent-reply reminder was spent this turn.
-    unit_reminded: bool,
+    /// The §3.15 silent-reply reminders spent this turn, one per side.
+    unit_reminded: crate::units::reminder::Spent,
     attempts: u32,
     unparseable_forgiven: bool,
     time_limit_cuts: u32,
@@ -227,7 +227,7 @@ impl<'a> Turn<'a> {
             own: Vec::new(),
             views: ResultViews::default(),
             rejections: RejectionCount::default(),
-            unit_reminded: false,
+            unit_reminded: crate::units::reminder::Spent::default(),
             attempts: 0,
             unparseable_forgiven: false,
             time_limit_cuts: 0,
@@ -642,8 +642,8 @@ impl<'a> Turn<'a> {
         } else {
             self.check(&completion.text).await
         };
-        if matches!(rejection, Some(Rejection::UnitOpen { .. })) {
-            self.unit_reminded = true;
+        if let Some(Rejection::UnitOpen { side, .. }) = &rejection {
+            self.unit_reminded.spend(*side);
         }
         match rejection {
             Some(rejection) => self.reject(&completion.text, rejection).await,
@@ -706,21 +706,21 @@ impl<'a> Turn<'a> {
         if refused.is_some()
             || !addressed.is_empty()
             || person
-            || self.unit_reminded
             || self.rejections.would_end()
         {
             return refused;
         }
         let answered: Vec<String> = self.answers.iter().map(|p| p.id.clone()).collect();
-        crate::units::reminder::assignee(
+        crate::units::reminder::next(
             self.services,
             self.seat,
             &self.start.channel_id,
             &self.id,
             &answered,
+            self.unit_reminded,
         )
         .await
-        .map(|feedback| Rejection::UnitOpen { feedback })
+        .map(|(side, feedback)| Rejection::UnitOpen { feedback, side })
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
