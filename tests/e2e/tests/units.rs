@@ -290,6 +290,9 @@ async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assign
                 json!({"unit": "U-2", "state": "review", "report": "April done."}),
             )]),
             reply("Reported again."),
+            // U-2's report awaits Mira's verdict and this reply reaches
+            // nobody: sent back once (§3.15), then posted as it stands.
+            reply("Both are in."),
             reply("Both are in."),
         ],
     );
