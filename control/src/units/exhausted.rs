@@ -56,7 +56,12 @@ pub async fn report_blocked(
     );
     let (assigned, handed): (Vec<Unit>, Vec<Unit>) = match services
         .store
-        .call(move |s| Ok((s.open_units_of(&agent, &channel)?, s.units_assigned_by(&turn)?)))
+        .call(move |s| {
+            Ok((
+                s.open_units_of(&agent, &channel)?,
+                s.units_assigned_by(&turn)?,
+            ))
+        })
         .await
     {
         Ok((open, handed)) => (
@@ -154,7 +159,10 @@ mod tests {
 
     #[test]
     fn s3_15_out_of_context_falls_back_to_the_only_assigned_unit_and_never_guesses() {
-        assert_eq!(ids(working(vec![unit(1, "a1")], &["x".into()], &[])), vec![1]);
+        assert_eq!(
+            ids(working(vec![unit(1, "a1")], &["x".into()], &[])),
+            vec![1]
+        );
         let several = vec![unit(1, "a1"), unit(2, "a2")];
         assert!(working(several, &["x".into()], &[]).is_empty());
     }
@@ -172,7 +180,10 @@ mod tests {
         assert_eq!(ids(working(held(), &["a1".into()], &back)), vec![1]);
         // The only unit held.
         assert!(working(vec![unit(1, "a1")], &["x".into()], &on).is_empty());
-        assert_eq!(ids(working(vec![unit(1, "a1")], &["x".into()], &back)), vec![1]);
+        assert_eq!(
+            ids(working(vec![unit(1, "a1")], &["x".into()], &back)),
+            vec![1]
+        );
         // Several held, none named: none, handed on or not.
         assert!(working(held(), &["x".into()], &on).is_empty());
         assert!(working(held(), &["x".into()], &back).is_empty());

@@ -247,14 +247,13 @@ fn s3_8_the_preamble_says_what_a_trigger_is_and_the_id_that_resolves_it() {
 #[test]
 fn s3_15_the_preamble_names_the_declared_colleagues_of_an_agent_holding_tasks_assign() {
     let mut own = agent("mira", "Mira");
-    own.settings.insert(
-        "tasks".into(),
-        serde_json::json!({"colleagues": ["theo"]}),
-    );
+    own.settings
+        .insert("tasks".into(), serde_json::json!({"colleagues": ["theo"]}));
     // Declared but not holding tasks::assign: nothing to say.
     let without = render(&own, false, false, false);
     assert!(!without.contains("Whom you hand work to"), "{without}");
-    own.tools.push(crate::tools::ToolRef::new("tasks", "assign"));
+    own.tools
+        .push(crate::tools::ToolRef::new("tasks", "assign"));
     let prompt = render(&own, false, false, false);
     assert!(
         prompt.contains(
@@ -266,5 +265,8 @@ fn s3_15_the_preamble_names_the_declared_colleagues_of_an_agent_holding_tasks_as
     // take a unit, and the preamble names nobody.
     own.settings.remove("tasks");
     let undeclared = render(&own, false, false, false);
-    assert!(!undeclared.contains("Whom you hand work to"), "{undeclared}");
+    assert!(
+        !undeclared.contains("Whom you hand work to"),
+        "{undeclared}"
+    );
 }

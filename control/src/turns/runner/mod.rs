@@ -703,11 +703,7 @@ impl<'a> Turn<'a> {
                 .iter()
                 .any(|m| m.username == u && m.kind == crate::store::AuthorKind::Person)
         });
-        if refused.is_some()
-            || !addressed.is_empty()
-            || person
-            || self.rejections.would_end()
-        {
+        if refused.is_some() || !addressed.is_empty() || person || self.rejections.would_end() {
             return refused;
         }
         let answered: Vec<String> = self.answers.iter().map(|p| p.id.clone()).collect();
