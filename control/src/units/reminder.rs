@@ -94,7 +94,7 @@ pub async fn creator(
     let (unit, _) = awaiting
         .into_iter()
         .find(|(_, post)| answered.contains(post))?;
-    Some(creator_words(&unit, &services.display_name(&unit.assignee)))
+    Some(creator_words(&unit, services.display_name(&unit.assignee)))
 }
 
 /// The creator's reminder: the unit, where it stands, and the ways on.
