@@ -803,7 +803,29 @@ impl<'a> Turn<'a> {
         self.status
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
-        if let Some(notice) = exit.notice() {
+        let mut notice = exit.notice();
+        if let (Some(text), Exit::Denied { .. }) = (&mut notice, &exit) {
+            // §3.15: the denial notice names the units the turn was working.
+            let answered: Vec<String> = self
+                .start
+                .answers
+                .iter()
+                .map(|(p, _)| p.id.clone())
+                .collect();
+            if let Some(units) = crate::units::notice::denial(
+                self.services,
+                self.seat,
+                &self.start.channel_id,
+                &self.id,
+                &answered,
+            )
+            .await
+            {
+                text.push(' ');
+                text.push_str(&units);
+            }
+        }
+        if let Some(notice) = notice {
             // A notice may quote a tool's or a provider's words: it
             // addresses no agent (§4.5).
             let notice = crate::context::window::strip_mentions_of_agents(
