@@ -70,6 +70,12 @@ fn seat(
         workspaces_root: &config.deployment.workspaces_root,
         homes_root: &config.deployment.homes_root,
         shell_commands: &shell_commands(&boot.workers, &agent.username),
+        display_names: &boot
+            .loaded
+            .agents
+            .iter()
+            .map(|a| (a.username.clone(), a.display_name.clone()))
+            .collect(),
     });
     Ok(Seat {
         agent: agent.clone(),

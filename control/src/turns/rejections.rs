@@ -32,7 +32,10 @@ pub enum Rejection {
     /// The reply reaches nobody while the turn's agent still holds a unit
     /// it was working in assigned: sent back once (§3.15). The words are
     /// the units module's, which names the unit and the ways on.
-    UnitOpen { feedback: String },
+    UnitOpen {
+        feedback: String,
+        side: crate::units::reminder::Side,
+    },
 }
 
 /// How many times one line may appear before a reply made mostly of it is
@@ -43,7 +46,7 @@ impl Rejection {
     /// The text the model reads in place of its reply.
     pub fn feedback(&self) -> String {
         match self {
-            Self::UnitOpen { feedback } => feedback.clone(),
+            Self::UnitOpen { feedback, .. } => feedback.clone(),
             Self::SeveralAgents { agents } => format!(
                 "Your reply was not posted: it addressed {} agents ({}). Address at most one \
                  colleague per turn; to name one without addressing it, write its name without the @.",

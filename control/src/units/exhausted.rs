@@ -14,15 +14,31 @@ use super::Caller;
 use super::publish::publish;
 use super::template::{self, OUT_OF_CONTEXT};
 
-/// The units a turn answering `answered` was working (§3.15 selection).
-pub fn working(assigned: Vec<Unit>, answered: &[String]) -> Vec<Unit> {
+/// The units a turn answering `answered`, having assigned `handed`, was
+/// working (§3.15 selection): those whose assignment it answers, else the
+/// only one held, else none — less any it handed on, since a colleague
+/// other than the creator then carries that work and reports back to it.
+pub fn working(assigned: Vec<Unit>, answered: &[String], handed: &[Unit]) -> Vec<Unit> {
     let (named, rest): (Vec<Unit>, Vec<Unit>) = assigned
         .into_iter()
         .partition(|u| answered.contains(&u.assignment_post_id));
-    if !named.is_empty() {
-        return named;
-    }
-    if rest.len() == 1 { rest } else { Vec::new() }
+    let chosen = if !named.is_empty() {
+        named
+    } else if rest.len() == 1 {
+        rest
+    } else {
+        Vec::new()
+    };
+    chosen
+        .into_iter()
+        .filter(|u| !handed_on(u, handed))
+        .collect()
+}
+
+/// Whether the turn handed `unit`'s work on: it assigned work to a
+/// colleague other than the unit's creator (§3.15).
+pub fn handed_on(unit: &Unit, handed: &[Unit]) -> bool {
+    handed.iter().any(|h| h.assignee != unit.creator)
 }
 
 /// Reports blocked each unit the exhausted turn was working.
@@ -33,16 +49,27 @@ pub async fn report_blocked(
     turn_id: &str,
     answered: &[String],
 ) {
-    let (agent, channel) = (seat.agent.username.clone(), channel_id.to_string());
-    let assigned: Vec<Unit> = match services
+    let (agent, channel, turn) = (
+        seat.agent.username.clone(),
+        channel_id.to_string(),
+        turn_id.to_string(),
+    );
+    let (assigned, handed): (Vec<Unit>, Vec<Unit>) = match services
         .store
-        .call(move |s| s.open_units_of(&agent, &channel))
+        .call(move |s| {
+            Ok((
+                s.open_units_of(&agent, &channel)?,
+                s.units_assigned_by(&turn)?,
+            ))
+        })
         .await
     {
-        Ok(open) => open
-            .into_iter()
-            .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
-            .collect(),
+        Ok((open, handed)) => (
+            open.into_iter()
+                .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
+                .collect(),
+            handed,
+        ),
         Err(error) => {
             tracing::warn!(%error, turn = %turn_id, "could not read the units of an exhausted turn");
             return;
@@ -54,7 +81,7 @@ pub async fn report_blocked(
         channel_id,
         turn_id,
     };
-    for unit in working(assigned, answered) {
+    for unit in working(assigned, answered, &handed) {
         let label = unit.label();
         let message = template::report(
             &label,
@@ -90,11 +117,15 @@ mod tests {
     use super::*;
 
     fn unit(id: i64, post: &str) -> Unit {
+        handed(id, post, "naomi")
+    }
+
+    fn handed(id: i64, post: &str, assignee: &str) -> Unit {
         Unit {
             id,
             channel_id: "c1".into(),
             creator: "sam".into(),
-            assignee: "naomi".into(),
+            assignee: assignee.into(),
             outcome: "o".into(),
             criteria: "c".into(),
             context: String::new(),
@@ -123,13 +154,38 @@ mod tests {
     #[test]
     fn s3_15_out_of_context_reports_the_units_whose_assignment_the_turn_answers() {
         let held = vec![unit(1, "a1"), unit(2, "a2"), unit(3, "a3")];
-        assert_eq!(ids(working(held, &["a2".into(), "x".into()])), vec![2]);
+        assert_eq!(ids(working(held, &["a2".into(), "x".into()], &[])), vec![2]);
     }
 
     #[test]
     fn s3_15_out_of_context_falls_back_to_the_only_assigned_unit_and_never_guesses() {
-        assert_eq!(ids(working(vec![unit(1, "a1")], &["x".into()])), vec![1]);
+        assert_eq!(
+            ids(working(vec![unit(1, "a1")], &["x".into()], &[])),
+            vec![1]
+        );
         let several = vec![unit(1, "a1"), unit(2, "a2")];
-        assert!(working(several, &["x".into()]).is_empty());
+        assert!(working(several, &["x".into()], &[]).is_empty());
+    }
+
+    /// Each of the three selections leaves out a unit the turn handed on
+    /// to a colleague other than its creator; work handed back to the
+    /// creator itself does not hand the unit on.
+    #[test]
+    fn s3_15_out_of_context_leaves_out_a_unit_handed_on_to_another_colleague() {
+        let on = [handed(9, "a9", "amos")];
+        let back = [handed(9, "a9", "sam")];
+        let held = || vec![unit(1, "a1"), unit(2, "a2")];
+        // Named among the answered posts.
+        assert!(working(held(), &["a1".into()], &on).is_empty());
+        assert_eq!(ids(working(held(), &["a1".into()], &back)), vec![1]);
+        // The only unit held.
+        assert!(working(vec![unit(1, "a1")], &["x".into()], &on).is_empty());
+        assert_eq!(
+            ids(working(vec![unit(1, "a1")], &["x".into()], &back)),
+            vec![1]
+        );
+        // Several held, none named: none, handed on or not.
+        assert!(working(held(), &["x".into()], &on).is_empty());
+        assert!(working(held(), &["x".into()], &back).is_empty());
     }
 }

@@ -12,6 +12,7 @@ pub mod call;
 pub mod close;
 pub mod exhausted;
 mod find;
+pub mod notice;
 mod publish;
 pub mod read;
 pub mod reminder;

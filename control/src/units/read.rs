@@ -66,8 +66,12 @@ fn shown_report(store: &Store, unit: &Unit) -> Result<Option<UnitReport>, StoreE
 }
 
 /// A post as the store holds it. A client's deletion does not redact it
-/// (§8.2); a post forgotten (§8.4), or not yet observed, is absent.
+/// (§8.2); a post forgotten (§8.4), or not yet observed, is absent — the
+/// store keeps a forgotten post's row, so its mark is checked here.
 fn live(store: &Store, post_id: &str) -> Result<Option<ObservedPost>, StoreError> {
+    if store.forgotten_at(post_id)?.is_some() {
+        return Ok(None);
+    }
     store.post(post_id)
 }
 
@@ -147,12 +151,22 @@ fn shown(
                 post.message
             );
         }
-        None => {
-            let _ = writeln!(
-                out,
-                "The {what}, post {post_id}, is not in this daemon's record of the channel (since forgotten, §8.4, or not yet observed), so it is not shown."
-            );
-        }
+        None => match store.forgotten_at(post_id)? {
+            // §3.15: a post since forgotten is not shown, and the result says so.
+            Some(forgotten) => {
+                let _ = writeln!(
+                    out,
+                    "The {what}, post {post_id}, was forgotten ({}) at a person's request (/collegium forget, §8.4), so it is not shown.",
+                    when(forgotten, now, tz)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "The {what}, post {post_id}, is not in this daemon's record of the channel (not yet observed), so it is not shown."
+                );
+            }
+        },
     }
     Ok(())
 }

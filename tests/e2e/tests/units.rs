@@ -290,6 +290,9 @@ async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assign
                 json!({"unit": "U-2", "state": "review", "report": "April done."}),
             )]),
             reply("Reported again."),
+            // U-2's report awaits Mira's verdict and this reply reaches
+            // nobody: sent back once (§3.15), then posted as it stands.
+            reply("Both are in."),
             reply("Both are in."),
         ],
     );
@@ -364,4 +367,49 @@ async fn s3_15_a_silent_reply_on_a_unit_still_assigned_is_sent_back_once_then_po
     ended_turn(&h, "theo", &square).await;
     let unit = store(&h).unit(1).expect("query").expect("U-1");
     assert_eq!(unit.state.as_str(), "assigned", "the unit stays assigned");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_a_creators_silent_reply_on_a_report_awaiting_its_verdict_is_sent_back_once_then_posts()
+ {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            // Mira hands the unit to Theo.
+            calls(&[("tasks__assign", assign_to("theo"))]),
+            reply("Handed over."),
+            // Theo reports it for review.
+            calls(&[("tasks__report", json!({"unit": "U-1", "state": "review", "report": "Amount 1,200 EUR, due 31 March."}))]),
+            reply("Reported."),
+            // Mira's turn, started by the report, replies to nobody twice.
+            reply("Noted, thanks."),
+            reply("Noted, thanks."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "Noted, thanks.", since).await;
+    let requests = turn_requests(&h);
+    let fed_back =
+        e2e::scenario::after_framework(requests.last().expect("mira's second completion"));
+    assert!(
+        fed_back.iter().any(|m| m
+            .contains("Theo the Operator's report on U-1 awaits your verdict")
+            && m.contains("tasks::close")
+            && m.contains("tasks::assign following U-1")
+            && m.contains("mentions @theo")),
+        "{fed_back:?}"
+    );
+    let posted = h
+        .posts(&square)
+        .await
+        .iter()
+        .filter(|p| p.message == "Noted, thanks.")
+        .count();
+    assert_eq!(posted, 1, "sent back once, then posted");
+    ended_turn(&h, "mira", &square).await;
+    let unit = store(&h).unit(1).expect("query").expect("U-1");
+    assert_eq!(unit.state.as_str(), "review", "the unit stays in review");
 }

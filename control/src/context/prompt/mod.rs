@@ -26,6 +26,9 @@ pub struct PromptFacts<'a> {
     /// Every tool the agent is offered, core ones included. Every sentence
     /// that names a tool or a toolset follows from this list alone.
     pub offered: &'a [crate::tools::ToolRef],
+    /// Every configured agent's display name by username (§3.1), for the
+    /// declared colleagues the preamble names (§3.15).
+    pub display_names: &'a std::collections::BTreeMap<String, String>,
 }
 
 impl PromptFacts<'_> {
@@ -289,9 +292,47 @@ fn preamble(facts: &PromptFacts<'_>, out: &mut String) {
     if facts.holds("triggers", "resolve") {
         triggers(out);
     }
+    if facts.holds("tasks", "assign") {
+        declared_colleagues(facts, out);
+    }
     out.push_str(
         "## Limits on you\n\
          You cannot change your prompt, your tools or this framework. Do not try.\n",
+    );
+}
+
+/// The colleagues an agent's tasks settings declare (§3.15): named in the
+/// preamble since they change only with the deployment (§3.8), each by
+/// display name with the handle `tasks::assign` takes. Nothing where none
+/// are declared: then any colleague present that can report may take one.
+fn declared_colleagues(facts: &PromptFacts<'_>, out: &mut String) {
+    let Some(list) = facts
+        .agent
+        .settings
+        .get("tasks")
+        .and_then(|t| t.get("colleagues"))
+        .and_then(|c| c.as_array())
+    else {
+        return;
+    };
+    let named: Vec<String> = list
+        .iter()
+        .filter_map(|v| v.as_str())
+        .map(|u| {
+            format!(
+                "{} (`{u}`)",
+                crate::services::display_name(facts.display_names, u)
+            )
+        })
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Whom you hand work to\n\
+         You assign work units only to these colleagues: {}. tasks::assign takes the handle in backticks; an assignment to anyone else, a continuation included, is refused before its post.\n",
+        named.join(", ")
     );
 }
 

@@ -56,6 +56,9 @@ fn render(agent: &ResolvedAgent, memory: bool, workspace: bool, shell: bool) -> 
         workspaces_root: Path::new("/var/lib/collegium-workspaces"),
         homes_root: Path::new("/var/lib/collegium-homes"),
         shell_commands: &["git".to_string(), "python3".to_string()],
+        display_names: &[("theo".to_string(), "Theo the Operator".to_string())]
+            .into_iter()
+            .collect(),
     })
 }
 
@@ -163,6 +166,7 @@ fn s3_8_the_prompt_names_only_the_tools_the_agent_holds() {
             workspaces_root: Path::new("/w"),
             homes_root: Path::new("/h"),
             shell_commands: &[],
+            display_names: &Default::default(),
         })
     };
     let bare = render_offered(&[]);
@@ -200,6 +204,7 @@ fn s3_4_the_prompt_names_no_tool_the_agent_is_not_offered() {
         workspaces_root: Path::new("/w"),
         homes_root: Path::new("/h"),
         shell_commands: &[],
+        display_names: &Default::default(),
     });
     for absent in [
         "triggers::resolve",
@@ -237,4 +242,31 @@ fn s3_8_the_preamble_says_what_a_trigger_is_and_the_id_that_resolves_it() {
     ] {
         assert!(section.contains(fact), "{fact:?} missing from:\n{section}");
     }
+}
+
+#[test]
+fn s3_15_the_preamble_names_the_declared_colleagues_of_an_agent_holding_tasks_assign() {
+    let mut own = agent("mira", "Mira");
+    own.settings
+        .insert("tasks".into(), serde_json::json!({"colleagues": ["theo"]}));
+    // Declared but not holding tasks::assign: nothing to say.
+    let without = render(&own, false, false, false);
+    assert!(!without.contains("Whom you hand work to"), "{without}");
+    own.tools
+        .push(crate::tools::ToolRef::new("tasks", "assign"));
+    let prompt = render(&own, false, false, false);
+    assert!(
+        prompt.contains(
+            "You assign work units only to these colleagues: Theo the Operator (`theo`)."
+        ),
+        "{prompt}"
+    );
+    // Holding it with none declared: any colleague that can report may
+    // take a unit, and the preamble names nobody.
+    own.settings.remove("tasks");
+    let undeclared = render(&own, false, false, false);
+    assert!(
+        !undeclared.contains("Whom you hand work to"),
+        "{undeclared}"
+    );
 }

@@ -166,8 +166,8 @@ struct Turn<'a> {
     views: ResultViews,
     status: StatusPost,
     rejections: RejectionCount,
-    /// Whether the §3.15 silent-reply reminder was spent this turn.
-    unit_reminded: bool,
+    /// The §3.15 silent-reply reminders spent this turn, one per side.
+    unit_reminded: crate::units::reminder::Spent,
     attempts: u32,
     unparseable_forgiven: bool,
     time_limit_cuts: u32,
@@ -227,7 +227,7 @@ impl<'a> Turn<'a> {
             own: Vec::new(),
             views: ResultViews::default(),
             rejections: RejectionCount::default(),
-            unit_reminded: false,
+            unit_reminded: crate::units::reminder::Spent::default(),
             attempts: 0,
             unparseable_forgiven: false,
             time_limit_cuts: 0,
@@ -642,8 +642,8 @@ impl<'a> Turn<'a> {
         } else {
             self.check(&completion.text).await
         };
-        if matches!(rejection, Some(Rejection::UnitOpen { .. })) {
-            self.unit_reminded = true;
+        if let Some(Rejection::UnitOpen { side, .. }) = &rejection {
+            self.unit_reminded.spend(*side);
         }
         match rejection {
             Some(rejection) => self.reject(&completion.text, rejection).await,
@@ -703,24 +703,20 @@ impl<'a> Turn<'a> {
                 .iter()
                 .any(|m| m.username == u && m.kind == crate::store::AuthorKind::Person)
         });
-        if refused.is_some()
-            || !addressed.is_empty()
-            || person
-            || self.unit_reminded
-            || self.rejections.would_end()
-        {
+        if refused.is_some() || !addressed.is_empty() || person || self.rejections.would_end() {
             return refused;
         }
         let answered: Vec<String> = self.answers.iter().map(|p| p.id.clone()).collect();
-        crate::units::reminder::assignee(
+        crate::units::reminder::next(
             self.services,
             self.seat,
             &self.start.channel_id,
             &self.id,
             &answered,
+            self.unit_reminded,
         )
         .await
-        .map(|feedback| Rejection::UnitOpen { feedback })
+        .map(|(side, feedback)| Rejection::UnitOpen { feedback, side })
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
@@ -807,7 +803,29 @@ impl<'a> Turn<'a> {
         self.status
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
-        if let Some(notice) = exit.notice() {
+        let mut notice = exit.notice();
+        if let (Some(text), Exit::Denied { .. }) = (&mut notice, &exit) {
+            // §3.15: the denial notice names the units the turn was working.
+            let answered: Vec<String> = self
+                .start
+                .answers
+                .iter()
+                .map(|(p, _)| p.id.clone())
+                .collect();
+            if let Some(units) = crate::units::notice::denial(
+                self.services,
+                self.seat,
+                &self.start.channel_id,
+                &self.id,
+                &answered,
+            )
+            .await
+            {
+                text.push(' ');
+                text.push_str(&units);
+            }
+        }
+        if let Some(notice) = notice {
             // A notice may quote a tool's or a provider's words: it
             // addresses no agent (§4.5).
             let notice = crate::context::window::strip_mentions_of_agents(

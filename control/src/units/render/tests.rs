@@ -156,3 +156,60 @@ fn s3_15_the_list_is_capped_and_the_remainder_counted_never_a_unit_cut() {
     assert!(text.contains(long.trim()), "a unit is never truncated");
     assert!(text.contains("…and 2 more open units"), "{text}");
 }
+
+#[test]
+fn s3_15_tasks_read_says_a_forgotten_report_was_forgotten_and_does_not_show_it() {
+    use crate::store::{AuthorKind, ObservedChannel, ObservedPost, ObservedVia, PostRole};
+    let (_dir, mut store) = open();
+    store
+        .record_channel(&ObservedChannel {
+            id: "c1".into(),
+            name: "c".into(),
+            display_name: "C".into(),
+            kind: crate::store::ChannelKind::Open,
+        })
+        .expect("channel");
+    let id = assign(&mut store, "the summary", NOW - 30 * MIN);
+    store
+        .record_post(&ObservedPost {
+            id: "r1".into(),
+            channel_id: "c1".into(),
+            author_id: "u-naomi".into(),
+            author_name: "naomi".into(),
+            author_kind: AuthorKind::Agent,
+            created_at: NOW - 20 * MIN,
+            message: "Secret figures.".into(),
+            props: None,
+            role: PostRole::Post,
+            turn_id: None,
+            pinned: false,
+            observed_at: NOW - 20 * MIN,
+            observed_via: ObservedVia::Live,
+            files: Vec::new(),
+        })
+        .expect("post");
+    store
+        .record_report(&NewReport {
+            unit_id: id,
+            post_id: "r1".into(),
+            state: UnitState::Review,
+            body: "Secret figures.".into(),
+            by_framework: false,
+            turn_id: None,
+            at: NOW - 20 * MIN,
+        })
+        .expect("report");
+    let unit = store.unit(id).expect("query").expect("unit");
+    let names = names();
+    let before = crate::units::read::render(&store, &unit, view("sam", &names)).expect("read");
+    assert!(before.contains("Secret figures."), "{before}");
+
+    store.forget_post("r1", NOW - 10 * MIN).expect("forget");
+    let after = crate::units::read::render(&store, &unit, view("sam", &names)).expect("read");
+    assert!(!after.contains("Secret figures."), "{after}");
+    assert!(
+        after.contains("The latest report, post r1, was forgotten (12:50)")
+            && after.contains("so it is not shown"),
+        "{after}"
+    );
+}

@@ -1,0 +1,107 @@
+//! The denial notice names each unit the turn was working (§3.15), chosen
+//! as the out-of-context report chooses, and its agents without the @: a
+//! denial was a person's act, so the unit stays assigned and nobody is
+//! woken, and the person reading the notice sees which work stopped.
+
+use crate::services::{Seat, Services};
+use crate::store::{Unit, UnitState};
+
+use super::exhausted::working;
+
+/// The sentence the denial notice ends with, where the turn was working a
+/// unit.
+pub async fn denial(
+    services: &Services,
+    seat: &Seat,
+    channel_id: &str,
+    turn_id: &str,
+    answered: &[String],
+) -> Option<String> {
+    let (agent, channel, turn) = (
+        seat.agent.username.clone(),
+        channel_id.to_string(),
+        turn_id.to_string(),
+    );
+    let (open, handed) = services
+        .store
+        .call(move |s| {
+            Ok((
+                s.open_units_of(&agent, &channel)?,
+                s.units_assigned_by(&turn)?,
+            ))
+        })
+        .await
+        .ok()?;
+    let assigned: Vec<Unit> = open
+        .into_iter()
+        .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
+        .collect();
+    let units = working(assigned, answered, &handed);
+    sentence(&units, |u| services.display_name(u).to_string())
+}
+
+/// "U-1 from Mira stays assigned." — display names, never an @handle.
+fn sentence(units: &[Unit], name: impl Fn(&str) -> String) -> Option<String> {
+    if units.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = units
+        .iter()
+        .map(|u| format!("{} from {}", u.label(), name(&u.creator)))
+        .collect();
+    let verb = if units.len() == 1 { "stays" } else { "stay" };
+    Some(format!(
+        "{} {verb} assigned to {}.",
+        named.join(", "),
+        name(&units[0].assignee)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(id: i64) -> Unit {
+        Unit {
+            id,
+            channel_id: "c1".into(),
+            creator: "sam".into(),
+            assignee: "naomi".into(),
+            outcome: "o".into(),
+            criteria: "c".into(),
+            context: String::new(),
+            state: UnitState::Assigned,
+            assigned_at: 0,
+            changed_at: 0,
+            assignment_post_id: format!("a{id}"),
+            assigning_turn_id: "t".into(),
+            follows: None,
+            followed_by: None,
+            linked_from_state: None,
+            latest_report_id: None,
+            close_post_id: None,
+            closed_at: None,
+            closed_from_state: None,
+            closed_by: None,
+            closer: None,
+            verdict: None,
+        }
+    }
+
+    #[test]
+    fn s3_15_the_denial_notice_names_the_units_the_turn_was_working_without_the_at() {
+        let name = |u: &str| match u {
+            "sam" => "Sam Rivers".to_string(),
+            other => other.to_string(),
+        };
+        assert_eq!(sentence(&[], name), None);
+        let one = sentence(&[unit(1)], name).expect("named");
+        assert_eq!(one, "U-1 from Sam Rivers stays assigned to naomi.");
+        assert!(!one.contains('@'));
+        let two = sentence(&[unit(1), unit(2)], name).expect("named");
+        assert_eq!(
+            two,
+            "U-1 from Sam Rivers, U-2 from Sam Rivers stay assigned to naomi."
+        );
+    }
+}
