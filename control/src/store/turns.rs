@@ -1,6 +1,6 @@
 //! Turn records (§8.2) and the rolling window the hourly ceiling counts (§7.4).
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::kinds::{TraceKind, TurnCause};
 use super::{Millis, Store, StoreError};
@@ -308,6 +308,19 @@ impl Store {
             .prepare("SELECT action_count FROM turns WHERE id = ?1")?;
         let mut rows = statement.query_map(params![turn_id], |row| row.get(0))?;
         Ok(rows.next().transpose()?)
+    }
+
+    /// The turn's status post, once it has one (§8.1).
+    pub fn status_post_id(&self, turn_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT status_post_id FROM turns WHERE id = ?1",
+                params![turn_id],
+                |row| row.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     /// The agent's latest turn in the channel, ended or not.

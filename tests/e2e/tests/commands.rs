@@ -45,6 +45,12 @@ async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
     let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
     h.command("ana", &square, "/collegium approvals").await;
     h.wait_ephemeral("ana", "1 waiting on a person").await;
+    h.command("ana", &square, "/collegium queue mira").await;
+    h.wait_ephemeral(
+        "ana",
+        "It is parked, waiting on a decision on its approval prompt for",
+    )
+    .await;
     h.command("ana", &square, "/collegium stop").await;
     let notice = h
         .wait_post(
@@ -102,8 +108,23 @@ async fn s7_5_kill_aborts_the_completion_in_flight_and_leaves_the_queue() {
     let queued = h.say("bo", &square, "@mira a question from bo").await;
     h.wait_reaction(&queued.id, "mira", "eyes").await;
     h.command("ana", &square, "/collegium queue mira").await;
-    h.wait_ephemeral("ana", "a turn is running. 1 queued.")
-        .await;
+    let lane = h
+        .wait_ephemeral("ana", "a turn is running, holding the lane since")
+        .await
+        .to_string();
+    let started = store(&h)
+        .last_turn("mira", &square)
+        .expect("query")
+        .expect("turn");
+    assert!(
+        lane.contains(&format!(
+            "started by post {}",
+            started.answers_post_id.as_deref().expect("answers a post")
+        )) && lane.contains("it has no status post yet")
+            && lane.contains("1 queued.")
+            && lane.contains(&queued.id),
+        "§8.4: since when, the starting post, the status post, the queue: {lane}"
+    );
     h.command("ana", &square, "/collegium kill").await;
     h.wait_post(
         &square,

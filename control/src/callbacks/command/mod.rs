@@ -249,7 +249,9 @@ async fn resume(
     ephemeral("Resumed.")
 }
 
-/// `queue {agent}` (§8.4): the lane here and what waits in it.
+/// `queue {agent}` (§8.4): whether a turn holds the lane here, since when,
+/// the post that started it and its status post, or on what it is parked;
+/// then what waits in the queue, oldest first.
 async fn queue(services: &Services, request: &CommandRequest, agent: Option<&str>) -> Json<Value> {
     let Some(agent) = agent.map(|a| a.trim_start_matches('@').to_lowercase()) else {
         return ephemeral("Name the agent: `/collegium queue {agent}`.");
@@ -260,29 +262,63 @@ async fn queue(services: &Services, request: &CommandRequest, agent: Option<&str
     let display = services.display_name(&agent).to_string();
     let running = services.controls.is_running(&agent, &request.channel_id);
     let (lane_agent, channel) = (agent.clone(), request.channel_id.clone());
-    let rows = services
+    let lane = services
         .store
         .call(move |s| {
             let mut rows = Vec::new();
             for (id, queued_at) in s.queued_rows(&lane_agent, &channel)? {
                 rows.push((s.post(&id)?, id, queued_at));
             }
-            Ok(rows)
+            let holder = match s.last_turn(&lane_agent, &channel)? {
+                Some(turn) if running && turn.ended_at.is_none() => {
+                    let status = s.status_post_id(&turn.id)?;
+                    let parked = s
+                        .open_decisions(Some(&lane_agent))?
+                        .into_iter()
+                        .find(|(d, _)| d.turn_id == turn.id);
+                    Some((turn, status, parked))
+                }
+                _ => None,
+            };
+            Ok((holder, rows))
         })
-        .await
-        .unwrap_or_default();
-    let mut out = format!(
-        "{display} here: {}. {} queued.",
-        if running { "a turn is running" } else { "idle" },
-        rows.len()
-    );
-    for (post, id, at) in rows {
+        .await;
+    let Ok((holder, rows)) = lane else {
+        return ephemeral("The store could not be read; try again.");
+    };
+    let at = |t: Millis| local_time(t, services.timezone);
+    let mut out = match &holder {
+        None if running => format!("{display} here: a turn is running."),
+        None => format!("{display} here: idle."),
+        Some((turn, status, parked)) => {
+            let started = match &turn.answers_post_id {
+                Some(post) => format!("started by post {post}"),
+                None => format!("started by {}", turn.cause),
+            };
+            let status = match status {
+                Some(post) => format!("its status post is {post}"),
+                None => "it has no status post yet".to_string(),
+            };
+            let mut line = format!(
+                "{display} here: a turn is running, holding the lane since {}, {started}; {status}.",
+                at(turn.started_at)
+            );
+            if let Some((decision, since)) = parked {
+                let on = match (decision.kind.as_str(), decision.tool.as_deref()) {
+                    ("ask", _) => "an answer to its question".to_string(),
+                    ("extension", _) => "a decision on extending its action budget".to_string(),
+                    (_, Some(tool)) => format!("a decision on its approval prompt for `{tool}`"),
+                    _ => "a person's decision on its prompt".to_string(),
+                };
+                let _ = write!(line, " It is parked, waiting on {on} since {}.", at(*since));
+            }
+            line
+        }
+    };
+    let _ = write!(out, " {} queued.", rows.len());
+    for (post, id, queued_at) in rows {
         let by = post.map(|p| p.author_name).unwrap_or_else(|| "?".into());
-        let _ = write!(
-            out,
-            "\n- post {id} by {by}, queued {}",
-            local_time(at, services.timezone)
-        );
+        let _ = write!(out, "\n- post {id} by {by}, queued {}", at(queued_at));
     }
     ephemeral(&out)
 }
