@@ -41,6 +41,37 @@ pub fn handed_on(unit: &Unit, handed: &[Unit]) -> bool {
     handed.iter().any(|h| h.assignee != unit.creator)
 }
 
+/// The units the turn is working, read from the store and chosen by
+/// `working`: the one selection the out-of-context report, the denial
+/// notice and the assignee's reminder share (§3.15).
+pub async fn working_now(
+    services: &Services,
+    seat: &Seat,
+    channel_id: &str,
+    turn_id: &str,
+    answered: &[String],
+) -> Result<Vec<Unit>, crate::store::StoreError> {
+    let (agent, channel, turn) = (
+        seat.agent.username.clone(),
+        channel_id.to_string(),
+        turn_id.to_string(),
+    );
+    let (open, handed) = services
+        .store
+        .call(move |s| {
+            Ok((
+                s.open_units_of(&agent, &channel)?,
+                s.units_assigned_by(&turn)?,
+            ))
+        })
+        .await?;
+    let assigned: Vec<Unit> = open
+        .into_iter()
+        .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
+        .collect();
+    Ok(working(assigned, answered, &handed))
+}
+
 /// Reports blocked each unit the exhausted turn was working.
 pub async fn report_blocked(
     services: &Services,
@@ -49,27 +80,8 @@ pub async fn report_blocked(
     turn_id: &str,
     answered: &[String],
 ) {
-    let (agent, channel, turn) = (
-        seat.agent.username.clone(),
-        channel_id.to_string(),
-        turn_id.to_string(),
-    );
-    let (assigned, handed): (Vec<Unit>, Vec<Unit>) = match services
-        .store
-        .call(move |s| {
-            Ok((
-                s.open_units_of(&agent, &channel)?,
-                s.units_assigned_by(&turn)?,
-            ))
-        })
-        .await
-    {
-        Ok((open, handed)) => (
-            open.into_iter()
-                .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
-                .collect(),
-            handed,
-        ),
+    let units = match working_now(services, seat, channel_id, turn_id, answered).await {
+        Ok(units) => units,
         Err(error) => {
             tracing::warn!(%error, turn = %turn_id, "could not read the units of an exhausted turn");
             return;
@@ -81,7 +93,7 @@ pub async fn report_blocked(
         channel_id,
         turn_id,
     };
-    for unit in working(assigned, answered, &handed) {
+    for unit in units {
         let label = unit.label();
         let message = template::report(
             &label,

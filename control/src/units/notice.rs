@@ -4,9 +4,9 @@
 //! woken, and the person reading the notice sees which work stopped.
 
 use crate::services::{Seat, Services};
-use crate::store::{Unit, UnitState};
+use crate::store::Unit;
 
-use super::exhausted::working;
+use super::exhausted::working_now;
 
 /// The sentence the denial notice ends with, where the turn was working a
 /// unit.
@@ -17,26 +17,9 @@ pub async fn denial(
     turn_id: &str,
     answered: &[String],
 ) -> Option<String> {
-    let (agent, channel, turn) = (
-        seat.agent.username.clone(),
-        channel_id.to_string(),
-        turn_id.to_string(),
-    );
-    let (open, handed) = services
-        .store
-        .call(move |s| {
-            Ok((
-                s.open_units_of(&agent, &channel)?,
-                s.units_assigned_by(&turn)?,
-            ))
-        })
+    let units = working_now(services, seat, channel_id, turn_id, answered)
         .await
         .ok()?;
-    let assigned: Vec<Unit> = open
-        .into_iter()
-        .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
-        .collect();
-    let units = working(assigned, answered, &handed);
     sentence(&units, |u| services.display_name(u).to_string())
 }
 
@@ -60,6 +43,7 @@ fn sentence(units: &[Unit], name: impl Fn(&str) -> String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::UnitState;
 
     fn unit(id: i64) -> Unit {
         Unit {

@@ -13,7 +13,7 @@
 use crate::services::{Seat, Services};
 use crate::store::{Unit, UnitState};
 
-use super::exhausted::working;
+use super::exhausted::working_now;
 
 /// Which side of a unit a reminder speaks to; each is spent once a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,26 +115,11 @@ pub async fn assignee(
     turn_id: &str,
     answered: &[String],
 ) -> Option<String> {
-    let (agent, channel, turn) = (
-        seat.agent.username.clone(),
-        channel_id.to_string(),
-        turn_id.to_string(),
-    );
-    let (open, handed) = services
-        .store
-        .call(move |s| {
-            Ok((
-                s.open_units_of(&agent, &channel)?,
-                s.units_assigned_by(&turn)?,
-            ))
-        })
+    let unit = working_now(services, seat, channel_id, turn_id, answered)
         .await
-        .ok()?;
-    let assigned: Vec<Unit> = open
+        .ok()?
         .into_iter()
-        .filter(|u| u.assignee == seat.agent.username && u.state == UnitState::Assigned)
-        .collect();
-    let unit = working(assigned, answered, &handed).into_iter().next()?;
+        .next()?;
     let creator = services.display_name(&unit.creator);
     let label = unit.label();
     Some(format!(
