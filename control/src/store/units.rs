@@ -351,6 +351,24 @@ impl Store {
         Ok(units)
     }
 
+    /// The units a turn reported on: whose creators its reports addressed
+    /// (§3.15, the owes-a-reply rule).
+    pub fn units_reported_by(&self, turn_id: &str) -> Result<Vec<Unit>, StoreError> {
+        let columns: Vec<String> = UNIT_COLUMNS
+            .split(", ")
+            .map(|c| format!("u.{}", c.trim()))
+            .collect();
+        let mut statement = self.conn.prepare_cached(&format!(
+            "SELECT DISTINCT {} FROM units u JOIN unit_reports r ON r.unit_id = u.id
+             WHERE r.turn_id = ?1 ORDER BY u.id",
+            columns.join(", ")
+        ))?;
+        let units = statement
+            .query_map(params![turn_id], read_unit)?
+            .collect::<Result<_, _>>()?;
+        Ok(units)
+    }
+
     pub fn unit_report(&self, id: i64) -> Result<Option<UnitReport>, StoreError> {
         Ok(self
             .conn

@@ -481,7 +481,8 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                         "outcome": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "The outcome wanted."},
                         "criteria": {"type": "string", "minLength": 1, "maxLength": 3000, "description": "What you will judge the result by."},
                         "context": {"type": "string", "maxLength": 8000, "description": "What the colleague needs to know to do it."},
-                        "follows": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A unit of yours in review or blocked (or closed as done) that this one continues, such as U-3: it closes as done, continued by this one. Goes to that unit's own assignee."}
+                        "follows": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A unit of yours in review or blocked (or closed as done) that this one continues, such as U-3: it closes as done, continued by this one. Goes to that unit's own assignee."},
+                        "endTurn": {"type": "boolean", "description": "true to end your turn at this post with no reply. Granted only where every other call of this completion returned cleanly and none waited on a person, no steer came since, and the turn owes no reply (a person's post, a trigger's announcement, a plain post of another colleague, a steer) and no unit a move; otherwise the turn goes on and you are told why."}
                     }
                 })),
                 Tool::new(
@@ -495,7 +496,8 @@ pub fn declarations() -> Vec<ToolsetDeclaration> {
                     "properties": {
                         "unit": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The unit, such as U-3."},
                         "state": {"type": "string", "enum": ["review", "blocked"], "description": "review: the work is ready to judge. blocked: a blocker nobody in the channel can answer."},
-                        "report": {"type": "string", "minLength": 1, "maxLength": 12000, "description": "What was done and where it is, or what blocks it."}
+                        "report": {"type": "string", "minLength": 1, "maxLength": 12000, "description": "What was done and where it is, or what blocks it."},
+                        "endTurn": {"type": "boolean", "description": "true to end your turn at this post with no reply. Granted only where every other call of this completion returned cleanly and none waited on a person, no steer came since, and the turn owes no reply (a person's post, a trigger's announcement, a plain post of another colleague, a steer) and no unit a move; otherwise the turn goes on and you are told why."}
                     }
                 })),
                 Tool::new("close", "Close a unit you created: done or cancelled.").parameters(json!({

@@ -13,6 +13,7 @@ pub mod close;
 pub mod exhausted;
 mod find;
 pub mod notice;
+pub mod owes;
 mod publish;
 pub mod read;
 pub mod reminder;

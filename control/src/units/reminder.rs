@@ -69,6 +69,18 @@ pub async fn creator(
     channel_id: &str,
     answered: &[String],
 ) -> Option<String> {
+    let unit = awaiting_verdict(services, seat, channel_id, answered).await?;
+    Some(creator_words(&unit, services.display_name(&unit.assignee)))
+}
+
+/// The agent's own unit, in review or blocked, whose latest report is among
+/// the posts the turn answers: the move the creator owes (§3.15).
+pub async fn awaiting_verdict(
+    services: &Services,
+    seat: &Seat,
+    channel_id: &str,
+    answered: &[String],
+) -> Option<Unit> {
     let (agent, channel) = (seat.agent.username.clone(), channel_id.to_string());
     let awaiting = services
         .store
@@ -91,10 +103,10 @@ pub async fn creator(
         })
         .await
         .ok()?;
-    let (unit, _) = awaiting
+    awaiting
         .into_iter()
-        .find(|(_, post)| answered.contains(post))?;
-    Some(creator_words(&unit, services.display_name(&unit.assignee)))
+        .find(|(_, post)| answered.contains(post))
+        .map(|(unit, _)| unit)
 }
 
 /// The creator's reminder: the unit, where it stands, and the ways on.

@@ -227,3 +227,18 @@ fn s3_15_a_report_counts_as_read_only_for_the_turn_that_read_it() {
     store.mark_report_read("t10", r).expect("mark");
     assert!(store.has_read_report("t10", r).expect("read"));
 }
+
+#[test]
+fn s3_15_the_units_a_turn_reported_on_name_the_creators_its_reports_addressed() {
+    let (_dir, mut store) = open();
+    let first = assign(&mut store, "sam", "naomi", None, 100);
+    let second = assign(&mut store, "mira", "naomi", None, 110);
+    assign(&mut store, "theo", "naomi", None, 120);
+    report(&mut store, first, UnitState::Blocked, 200);
+    report(&mut store, first, UnitState::Review, 210);
+    report(&mut store, second, UnitState::Review, 220);
+    let reported = store.units_reported_by("t2").expect("read");
+    let creators: Vec<&str> = reported.iter().map(|u| u.creator.as_str()).collect();
+    assert_eq!(creators, vec!["sam", "mira"]);
+    assert!(store.units_reported_by("t9").expect("read").is_empty());
+}

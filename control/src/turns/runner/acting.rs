@@ -13,6 +13,7 @@ impl Turn<'_> {
         // The turn has called a tool from the moment the model asks for
         // one, whatever becomes of the call (§7.6).
         self.services.controls.called(&self.id);
+        self.units.begin_completion();
         let limit = self.services.post_limit.get();
         self.beside_calls = completion.text.trim().to_string();
         if !completion.text.trim().is_empty() {
@@ -71,6 +72,7 @@ impl Turn<'_> {
             if spent && exit.is_none() && !self.words_only {
                 // The agent asks a person to extend its budget (§5.3); the
                 // context is kept, and an approval grants the budget again.
+                self.units.waited_on_person();
                 match self.extension(&run).await {
                     Ok(Decided::Approved { .. }) => {
                         self.allowance += self.seat.agent.limits.action_budget;
@@ -118,6 +120,9 @@ impl Turn<'_> {
                     .as_ref()
                     .map_or_else(|_| planned.call.name.clone(), |(t, _, _)| t.to_string());
                 *self.call_counts.entry(name).or_default() += 1;
+            }
+            if run[0].gated || run[0].asks {
+                self.units.waited_on_person();
             }
             let ran = if run[0].gated {
                 let planned = run.remove(0);
@@ -186,6 +191,11 @@ impl Turn<'_> {
         // A denial's reason follows the results its calls are owed.
         for words in std::mem::take(&mut self.pending_words) {
             self.own.push(Message::User(words));
+        }
+        // §3.15: a unit post's ask to end the turn, granted or refused once
+        // every call of the completion has returned.
+        if exit.is_none() {
+            exit = self.end_at_unit_post().await;
         }
         exit
     }

@@ -31,6 +31,7 @@ mod asking;
 mod exit;
 mod people;
 mod record;
+mod units;
 
 use asking::{Asked, answered, unasked};
 use people::{killed, next_steer, stopped};
@@ -166,8 +167,8 @@ struct Turn<'a> {
     views: ResultViews,
     status: StatusPost,
     rejections: RejectionCount,
-    /// The §3.15 silent-reply reminders spent this turn, one per side.
-    unit_reminded: crate::units::reminder::Spent,
+    /// What the runner keeps of the turn's work units (§3.15).
+    units: units::UnitTurn,
     attempts: u32,
     unparseable_forgiven: bool,
     time_limit_cuts: u32,
@@ -227,7 +228,7 @@ impl<'a> Turn<'a> {
             own: Vec::new(),
             views: ResultViews::default(),
             rejections: RejectionCount::default(),
-            unit_reminded: crate::units::reminder::Spent::default(),
+            units: units::UnitTurn::default(),
             attempts: 0,
             unparseable_forgiven: false,
             time_limit_cuts: 0,
@@ -643,7 +644,7 @@ impl<'a> Turn<'a> {
             self.check(&completion.text).await
         };
         if let Some(Rejection::UnitOpen { side, .. }) = &rejection {
-            self.unit_reminded.spend(*side);
+            self.units.reminded.spend(*side);
         }
         match rejection {
             Some(rejection) => self.reject(&completion.text, rejection).await,
@@ -706,17 +707,7 @@ impl<'a> Turn<'a> {
         if refused.is_some() || !addressed.is_empty() || person || self.rejections.would_end() {
             return refused;
         }
-        let answered: Vec<String> = self.answers.iter().map(|p| p.id.clone()).collect();
-        crate::units::reminder::next(
-            self.services,
-            self.seat,
-            &self.start.channel_id,
-            &self.id,
-            &answered,
-            self.unit_reminded,
-        )
-        .await
-        .map(|(side, feedback)| Rejection::UnitOpen { feedback, side })
+        self.unit_reminder().await
     }
 
     async fn reject(&mut self, text: &str, rejection: Rejection) -> Option<Exit> {
@@ -806,21 +797,7 @@ impl<'a> Turn<'a> {
         let mut notice = exit.notice();
         if let (Some(text), Exit::Denied { .. }) = (&mut notice, &exit) {
             // §3.15: the denial notice names the units the turn was working.
-            let answered: Vec<String> = self
-                .start
-                .answers
-                .iter()
-                .map(|(p, _)| p.id.clone())
-                .collect();
-            if let Some(units) = crate::units::notice::denial(
-                self.services,
-                self.seat,
-                &self.start.channel_id,
-                &self.id,
-                &answered,
-            )
-            .await
-            {
+            if let Some(units) = self.units_denied().await {
                 text.push(' ');
                 text.push_str(&units);
             }
@@ -843,20 +820,7 @@ impl<'a> Turn<'a> {
             }
         }
         if matches!(exit, Exit::CeilingExceeded(_)) {
-            let answered: Vec<String> = self
-                .start
-                .answers
-                .iter()
-                .map(|(p, _)| p.id.clone())
-                .collect();
-            crate::units::exhausted::report_blocked(
-                self.services,
-                self.seat,
-                &self.start.channel_id,
-                &self.id,
-                &answered,
-            )
-            .await;
+            self.units_out_of_context().await;
         }
         let progress = exit.allows_progress();
         let end = TurnEnd {

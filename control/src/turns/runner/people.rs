@@ -19,6 +19,8 @@ impl Turn<'_> {
         // event carries an estimate of what it had streamed (§8.2, §7.5).
         let mut aborted = self.aborted.take();
         for steer in std::mem::take(&mut self.steered) {
+            // A person who steered the turn is owed a reply (§3.15).
+            self.units.steered(&steer.by);
             self.spend(1).await;
             self.own.push(Message::User(format!(
                 "[@{} steers this turn] {}",
