@@ -36,6 +36,8 @@ pub struct Swept {
     /// Posts not queued again because an unclean stop already returned
     /// them once (§7.3), by id.
     pub returned_before: Vec<String>,
+    /// The work units turns that had effects left where they stood (§3.15).
+    pub units: crate::units::boot::Left,
 }
 
 /// Sweeps what the previous process left. `previous` is its run record;
@@ -96,7 +98,7 @@ pub async fn sweep(
             context_reach_post_id: None,
         };
         let at = now();
-        let (again, named, had_effects) = services
+        let (again, named, had_effects, left) = services
             .store
             .call(move |s| {
                 s.end_turn(&id, &end)?;
@@ -117,8 +119,10 @@ pub async fn sweep(
                     taken.retain(|p| p != post);
                 }
                 if returning == Returning::Nothing {
+                    // §3.15: the notice names the units such a turn was on.
+                    let left = crate::units::boot::left_by(s, &agent, &channel, &id, &taken)?;
                     s.consume_taken(&id)?;
-                    return Ok((Vec::new(), taken, true));
+                    return Ok((Vec::new(), taken, true, left));
                 }
                 s.return_taken(&id)?;
                 match (&announcement, &start) {
@@ -131,7 +135,7 @@ pub async fn sweep(
                     (None, None) => {}
                 }
                 if returning == Returning::Everything {
-                    return Ok((taken, Vec::new(), false));
+                    return Ok((taken, Vec::new(), false, Default::default()));
                 }
                 let (mut again, mut named) = (Vec::new(), Vec::new());
                 for post in taken {
@@ -142,7 +146,7 @@ pub async fn sweep(
                         named.push(post);
                     }
                 }
-                Ok((again, named, false))
+                Ok((again, named, false, Default::default()))
             })
             .await?;
         if !again.is_empty() {
@@ -151,6 +155,7 @@ pub async fn sweep(
                 .requeued
                 .push((turn.agent.clone(), turn.channel_id.clone()));
         }
+        swept.units.extend(left);
         if had_effects {
             swept.not_requeued.extend(named);
         } else {
@@ -328,6 +333,12 @@ pub async fn post_notice(
                  their turn may be what stopped the process: {}.",
                 swept.returned_before.join(", ")
             );
+        }
+        if let Some(units) =
+            crate::units::boot::sentence(&swept.units, |u| services.display_name(u).to_string())
+        {
+            text.push(' ');
+            text.push_str(&units);
         }
     }
     let notice = framework_post(main_channel_id.to_string(), text, "notice", None);

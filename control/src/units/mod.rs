@@ -8,6 +8,7 @@
 //! replaces.
 
 pub mod assign;
+pub mod boot;
 pub mod call;
 pub mod close;
 pub mod exhausted;

@@ -253,15 +253,29 @@ mod tests {
             ..clean.clone()
         };
         let why = gate(&troubled, None, None).expect_err("refused");
-        assert!(why.contains("memory::write in the same completion was refused"), "{why}");
+        assert!(
+            why.contains("memory::write in the same completion was refused"),
+            "{why}"
+        );
         let waited = Completion {
             waited_on_person: true,
             ..clean.clone()
         };
-        assert!(gate(&waited, None, None).expect_err("refused").contains("waited on a person"));
-        assert!(gate(&clean, Some("Ana"), None).expect_err("refused").contains("Ana steered"));
+        assert!(
+            gate(&waited, None, None)
+                .expect_err("refused")
+                .contains("waited on a person")
+        );
+        assert!(
+            gate(&clean, Some("Ana"), None)
+                .expect_err("refused")
+                .contains("Ana steered")
+        );
         let why = gate(&clean, None, Some("this turn owes a reply: x")).expect_err("refused");
-        assert!(why.contains("owes a reply") && why.contains("turn goes on"), "{why}");
+        assert!(
+            why.contains("owes a reply") && why.contains("turn goes on"),
+            "{why}"
+        );
     }
 
     #[test]

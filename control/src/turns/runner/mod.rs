@@ -795,8 +795,10 @@ impl<'a> Turn<'a> {
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;
         let mut notice = exit.notice();
-        if let (Some(text), Exit::Denied { .. }) = (&mut notice, &exit) {
-            // §3.15: the denial notice names the units the turn was working.
+        if let (Some(text), Exit::Denied { .. } | Exit::BudgetDenied { .. }) = (&mut notice, &exit)
+        {
+            // §3.15: the denial notice names the units the turn was working,
+            // a declined budget extension being a person's denial too.
             if let Some(units) = self.units_denied().await {
                 text.push(' ');
                 text.push_str(&units);

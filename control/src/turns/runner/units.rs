@@ -49,9 +49,7 @@ fn unit_post_call(executed: &Executed) -> bool {
 fn troubled(outcome: &Outcome) -> Option<&'static str> {
     match outcome {
         Outcome::Ran { .. } => None,
-        Outcome::Refused { .. } | Outcome::NotHeld { .. } | Outcome::Unparseable => {
-            Some("refused")
-        }
+        Outcome::Refused { .. } | Outcome::NotHeld { .. } | Outcome::Unparseable => Some("refused"),
         Outcome::Denied { .. } => Some("denied"),
         Outcome::Failed { .. } | Outcome::Lost { .. } | Outcome::Unconfirmed { .. } => {
             Some("failed")
