@@ -21,6 +21,7 @@ pub mod reminder;
 pub mod render;
 pub mod report;
 pub mod standing;
+pub mod status;
 pub mod template;
 mod when;
 

@@ -791,6 +791,9 @@ impl<'a> Turn<'a> {
             },
             other => Ending::Other(format!("Ended: {}", other.kind().replace('_', " "))),
         };
+        if matches!(exit, Exit::Completed) {
+            self.units_left_open().await;
+        }
         self.status
             .close(&self.seat.rest, &self.services.store, &ending, limit)
             .await;

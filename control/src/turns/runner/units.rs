@@ -191,6 +191,26 @@ impl Turn<'_> {
         .await
     }
 
+    /// A completing turn names on its status post each unit it leaves
+    /// open that it owed a move, whether or not it replied (§3.15).
+    pub(super) async fn units_left_open(&mut self) {
+        let Some(note) = crate::units::status::open_units_note(
+            self.services,
+            self.seat,
+            &self.start.channel_id,
+            &self.id,
+            &self.answered_ids(),
+        )
+        .await
+        else {
+            return;
+        };
+        let limit = self.services.post_limit.get();
+        self.status
+            .note(&self.seat.rest, &self.services.store, &note, true, limit)
+            .await;
+    }
+
     /// An exhausted turn's units are reported blocked by the framework.
     pub(super) async fn units_out_of_context(&self) {
         crate::units::exhausted::report_blocked(
