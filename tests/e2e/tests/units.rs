@@ -367,6 +367,14 @@ async fn s3_15_a_silent_reply_on_a_unit_still_assigned_is_sent_back_once_then_po
     ended_turn(&h, "theo", &square).await;
     let unit = store(&h).unit(1).expect("query").expect("U-1");
     assert_eq!(unit.state.as_str(), "assigned", "the unit stays assigned");
+    // The turn completed with the unit still assigned, its reminder spent:
+    // its status post names the unit (§3.15).
+    assert!(
+        h.posts(&square).await.iter().any(|p| p
+            .message
+            .contains("⚑ U-1 from Mira is still assigned to Theo the Operator, with no report")),
+        "the status post names the open unit"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

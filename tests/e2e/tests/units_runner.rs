@@ -1,0 +1,154 @@
+//! Work units as the turn runner sees them (§3.15): whether a turn owes a
+//! reply, the `endTurn` gate of `tasks::assign` and `tasks::report`, the
+//! open-unit note on a status post, and an assignment refused at a loop
+//! limit before its post.
+
+use e2e::people::now_ms;
+use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
+use e2e::{Daemon, Harness};
+use serde_json::json;
+
+/// Mira and Theo both hold the tasks toolset.
+async fn deployment(limits: &str) -> (Harness, Daemon, String) {
+    let h = Harness::start().await;
+    h.limits(limits);
+    h.grant_mira(&["workspace", "tasks"]);
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
+    std::fs::write(&h.config, text).expect("write config");
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    (h, daemon, square)
+}
+
+fn assign_to(assignee: &str, end_turn: bool) -> serde_json::Value {
+    json!({
+        "assignee": assignee,
+        "outcome": "A one-paragraph summary of the March invoice",
+        "criteria": "Names the amount and the due date",
+        "context": "The invoice is in the shared drive.",
+        "endTurn": end_turn
+    })
+}
+
+/// The `note` events of a turn: the runner's record of an `endTurn` ask.
+fn end_turn_notes(h: &Harness, turn_id: &str) -> Vec<String> {
+    store(h)
+        .turn_events(turn_id)
+        .expect("query")
+        .into_iter()
+        .filter(|e| e.kind.as_str() == "note")
+        .filter_map(|e| e.detail)
+        .filter(|d| d.contains("end_turn"))
+        .collect()
+}
+
+/// The turns of `agent` here, oldest first.
+fn turns(h: &Harness, agent: &str, channel: &str) -> Vec<collegium_control::store::TurnRecord> {
+    let mut turns = store(h).turns_of(agent, channel).expect("query");
+    turns.sort_by_key(|t| t.started_at);
+    turns
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_end_turn_is_refused_while_a_persons_post_is_answered_and_granted_where_nothing_is_owed()
+ {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            // Mira's turn answers Ana's post: it owes her a reply.
+            calls(&[("tasks__assign", assign_to("theo", true))]),
+            reply("I handed the summary to Theo."),
+            // Theo's turn answers only the assignment: it owes nothing once
+            // the report is made, so the ask ends it at the report.
+            calls(&[("tasks__report", json!({"unit": "U-1", "state": "review", "report": "Amount 1,200 EUR, due 31 March.", "endTurn": true}))]),
+            // Mira's turn, started by the report.
+            calls(&[("tasks__close", json!({"unit": "U-1", "state": "done", "verdict": "Delivered: amount and due date named."}))]),
+            reply("The summary is in: 1,200 EUR due 31 March."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "The summary is in", since)
+        .await;
+    ended_turn(&h, "mira", &square).await;
+
+    // Refused: the model is told why, and the turn goes on to its reply.
+    let requests = turn_requests(&h);
+    let told = requests
+        .iter()
+        .flat_map(e2e::scenario::after_framework)
+        .find(|m| m.contains("endTurn was refused"))
+        .expect("the refusal reaches the model");
+    assert!(
+        told.contains("this turn owes a reply") && told.contains("it answers a post of"),
+        "{told}"
+    );
+    let mira = turns(&h, "mira", &square);
+    assert!(
+        end_turn_notes(&h, &mira[0].id)[0].contains("\"refused\""),
+        "the trace shows a refused endTurn"
+    );
+    // The assignment's result carried no no-reply note: Ana is owed one.
+    let first_results = tool_results(&requests[1]);
+    assert!(
+        !first_results.iter().any(|r| r.contains("owes no reply")),
+        "{first_results:?}"
+    );
+
+    // Granted: Theo's turn ended at its report, with no reply.
+    let theo = turns(&h, "theo", &square);
+    assert_eq!(theo.len(), 1);
+    assert_eq!(theo[0].exit_kind.as_deref(), Some("completed"));
+    assert!(end_turn_notes(&h, &theo[0].id)[0].contains("\"granted\""));
+    let result = store(&h)
+        .turn_events(&theo[0].id)
+        .expect("query")
+        .into_iter()
+        .find(|e| e.kind.as_str() == "result")
+        .and_then(|e| e.content)
+        .expect("the report's result");
+    assert!(
+        result.contains("This turn owes no reply and no unit a move"),
+        "{result}"
+    );
+    let unit = store(&h).unit(1).expect("query").expect("U-1");
+    assert_eq!(unit.state.as_str(), "done");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_an_assignment_at_the_chain_limit_is_refused_before_its_post() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0\nchain_limit = 1").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("tasks__assign", assign_to("theo", false))]),
+            reply("I could not hand it on; I will do it myself."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "I could not hand it on", since)
+        .await;
+    let requests = turn_requests(&h);
+    let refused = tool_results(requests.last().expect("mira's second completion"))
+        .pop()
+        .unwrap_or_default();
+    assert!(refused.contains("chain limit"), "{refused}");
+    assert!(
+        store(&h).unit(1).expect("query").is_none(),
+        "nothing recorded"
+    );
+    assert!(
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("Work unit U-1")),
+        "nothing posted"
+    );
+}
