@@ -4,8 +4,11 @@
 //! limit before its post.
 
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
+use e2e::scenario::{
+    calls, completions_reach, ended_turn, reply, square_with, store, tool_results, turn_requests,
+};
 use e2e::{Daemon, Harness};
+use model_sim::script::Scripted;
 use serde_json::json;
 
 /// Mira and Theo both hold the tasks toolset.
@@ -151,4 +154,105 @@ async fn s3_15_an_assignment_at_the_chain_limit_is_refused_before_its_post() {
             .any(|p| p.message.contains("Work unit U-1")),
         "nothing posted"
     );
+}
+
+/// The assignee's turn, held mid-completion, calling `tasks::report` once
+/// released.
+fn held_report(name: &str) -> Scripted {
+    Scripted {
+        hold: Some(name.into()),
+        ..calls(&[(
+            "tasks__report",
+            json!({"unit": "U-1", "state": "review", "report": "Amount 1,200 EUR, due 31 March."}),
+        )])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_a_close_racing_the_assignees_running_turn_is_refused_and_its_report_lands() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("tasks__assign", assign_to("theo", false))]),
+            reply("I handed the summary to Theo."),
+            // Theo's turn takes the lane and is still generating.
+            held_report("theo-working"),
+            // A person starts Mira again, and she tries to close U-1.
+            calls(&[(
+                "tasks__close",
+                json!({"unit": "U-1", "state": "cancelled", "verdict": "No longer needed."}),
+            )]),
+            reply("Theo is still on it; I will let him finish."),
+            // Theo, released, reports; the report lands.
+            reply("Reported."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    completions_reach(&h, 3).await;
+    h.say("ana", &square, "@mira actually, drop the summary")
+        .await;
+    h.wait_post(&square, "mira", "Theo is still on it", since)
+        .await;
+    let requests = turn_requests(&h);
+    let refused = tool_results(requests.last().expect("mira's reply completion"))
+        .pop()
+        .unwrap_or_default();
+    assert!(
+        refused.contains("is still running and may be writing the report"),
+        "{refused}"
+    );
+    h.model.sim.release("theo-working");
+    h.wait_post(&square, "theo", "Reported.", since).await;
+    let unit = store(&h).unit(1).expect("query").expect("U-1");
+    assert_eq!(
+        unit.state.as_str(),
+        "review",
+        "the report was not pre-empted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_after_a_sigkill_the_boot_notice_names_the_unit_the_abandoned_turn_was_working() {
+    let (h, mut daemon, square) = deployment("debounce_window_ms = 0").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("tasks__assign", assign_to("theo", false))]),
+            reply("I handed the summary to Theo."),
+            // Theo asks Mira, the unit's creator, for a piece of it (a unit
+            // post: the turn has effects), then never finishes.
+            calls(&[("tasks__assign", assign_to("mira", false))]),
+            Scripted {
+                text: Some("Never finished.".into()),
+                hold: Some("theo-crash".into()),
+                ..Default::default()
+            },
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    completions_reach(&h, 4).await;
+    assert!(store(&h).unit(2).expect("query").is_some(), "U-2 recorded");
+    daemon.child.kill().expect("SIGKILL");
+    let _ = daemon.child.wait();
+
+    h.model.sim.script("demo-model", vec![]);
+    let mut again = h.daemon();
+    again.wait_for("agents are listening");
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice
+            .message
+            .contains("U-1 from Mira stays assigned to Theo the Operator"),
+        "{}",
+        notice.message
+    );
+    assert!(!notice.message.contains("@mira") && !notice.message.contains("@theo"));
+    h.model.sim.release("theo-crash");
 }
