@@ -184,3 +184,44 @@ async fn s3_15_a_supervisors_five_units_handed_at_depths_0_and_1_are_all_in_its_
         theo[0].id
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_an_open_work_line_says_the_assignee_is_waiting_on_a_person_since_its_question() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[assign("theo", "A summary of the March invoice")]),
+            reply("Handed to Theo."),
+            // Theo parks on a question to the person the work descends from.
+            calls(&[(
+                "ask__human",
+                json!({"question": "Which folder holds the March invoice?"}),
+            )]),
+            // Ana asks Mira while Theo waits on her.
+            reply("Theo is waiting on your answer about the folder."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    completions_reach(&h, 3).await;
+    // The question is up once Theo's turn has parked on it.
+    for _ in 0..200 {
+        let parked = store(&h)
+            .turns_of("theo", &square)
+            .expect("turns")
+            .first()
+            .is_some_and(|t| store(&h).parked_since(&t.id).ok().flatten().is_some());
+        if parked {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    h.say("ana", &square, "@mira how is the summary going?")
+        .await;
+    h.wait_post(&square, "mira", "Theo is waiting on your answer", since)
+        .await;
+    let waiting = shown(&h, "Theo the Operator is waiting on a person since");
+    assert!(waiting.contains("U-1"), "{waiting}");
+}
