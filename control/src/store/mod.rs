@@ -14,6 +14,7 @@ mod process;
 mod queue;
 mod search;
 mod thread;
+mod traces;
 mod triggers;
 mod turns;
 mod units;
@@ -38,6 +39,7 @@ pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,
 };
+pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 pub use units::{
     ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,
