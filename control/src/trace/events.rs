@@ -4,6 +4,7 @@
 //! reason. The reasoning column is never read, so it cannot be shown
 //! (§3.12).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -30,7 +31,8 @@ pub fn render(out: &mut String, trace: &TurnTrace) {
     if trace.events.is_empty() {
         out.push_str("none recorded.\n");
     }
-    for (i, event) in trace.events.iter().enumerate() {
+    let relieved = relieved(&trace.events);
+    for event in &trace.events {
         let offset = format!("+{}", span(event.at - trace.head.started_at));
         let detail: Value = event
             .detail
@@ -39,7 +41,7 @@ pub fn render(out: &mut String, trace: &TurnTrace) {
             .unwrap_or(Value::Null);
         let _ = match event.kind {
             TraceKind::Completion => completion(out, &offset, event, &detail),
-            TraceKind::Result => result(out, &offset, event, &detail, &trace.events[i + 1..]),
+            TraceKind::Result => result(out, &offset, event, &detail, &relieved),
             TraceKind::RejectedPost => writeln!(
                 out,
                 "{offset} · post rejected (§4.5), the model told why and asked again: {}\n{}",
@@ -163,12 +165,40 @@ fn relief(relief: &Value) -> String {
     }
 }
 
+/// What relief did to each result, by call id, read once from every
+/// completion's event: the first edit names it (§3.8).
+fn relieved(events: &[TurnEvent]) -> HashMap<String, String> {
+    let mut relieved = HashMap::new();
+    for event in events.iter().filter(|e| e.kind == TraceKind::Completion) {
+        let Some(detail) = event.detail.as_deref() else {
+            continue;
+        };
+        let Ok(detail) = serde_json::from_str::<Value>(detail) else {
+            continue;
+        };
+        for (key, how) in [
+            ("stood_in", "replaced by its line once read"),
+            ("shortened", "shortened by relief"),
+        ] {
+            for (call, reference) in detail["relief"][key].as_object().into_iter().flatten() {
+                relieved.entry(call.clone()).or_insert_with(|| {
+                    format!(
+                        "{how} (reference {}), whole below",
+                        reference.as_str().unwrap_or("not recorded")
+                    )
+                });
+            }
+        }
+    }
+    relieved
+}
+
 fn result(
     out: &mut String,
     offset: &str,
     event: &TurnEvent,
     detail: &Value,
-    later: &[TurnEvent],
+    relieved: &HashMap<String, String>,
 ) -> std::fmt::Result {
     let call = event.call_id.as_deref().unwrap_or("?");
     let mark = detail["action"]
@@ -179,7 +209,7 @@ fn result(
         "{offset} · result of {call} `{}` with {} · {mark} · {}",
         event.tool.as_deref().unwrap_or("?"),
         event.arguments.as_deref().unwrap_or("no arguments"),
-        read_how(call, detail, later)
+        read_how(detail, relieved.get(call))
     )?;
     writeln!(
         out,
@@ -190,25 +220,7 @@ fn result(
 
 /// How the model read a result: whole, as a view of its first part, or
 /// replaced by its line once read (§3.8), with the reference it was given.
-fn read_how(call: &str, detail: &Value, later: &[TurnEvent]) -> String {
-    let after = later
-        .iter()
-        .filter(|e| e.kind == TraceKind::Completion)
-        .find_map(|e| {
-            let d: Value = serde_json::from_str(e.detail.as_deref()?).ok()?;
-            for (key, how) in [
-                ("stood_in", "replaced by its line once read"),
-                ("shortened", "shortened by relief"),
-            ] {
-                if let Some(reference) = d["relief"][key].get(call) {
-                    return Some(format!(
-                        "{how} (reference {}), whole below",
-                        reference.as_str().unwrap_or("not recorded")
-                    ));
-                }
-            }
-            None
-        });
+fn read_how(detail: &Value, after: Option<&String>) -> String {
     let view = detail["reference"]
         .as_str()
         .map(|r| format!("the model read a view of its first part (reference {r}), whole below"));
