@@ -187,3 +187,64 @@ impl Store {
         Ok(rows)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewTurn, TurnCause};
+
+    fn open(store: &Store, id: &str, started_at: Millis) {
+        store
+            .open_turn(&NewTurn {
+                id: id.into(),
+                agent: "mira".into(),
+                channel_id: "c1".into(),
+                boot_id: "b".into(),
+                started_at,
+                cause: TurnCause::Post,
+                answers_post_id: Some("p".into()),
+                depth: 0,
+                chain_root: id.into(),
+                chain_length: 1,
+                model: "m".into(),
+            })
+            .expect("turn");
+    }
+
+    #[test]
+    fn s8_3_a_post_names_the_turn_that_wrote_it_and_every_turn_that_answered_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.db")).expect("open");
+        open(&store, "t2", 20);
+        open(&store, "t1", 10);
+        store.set_status_post("t1", "s").expect("status");
+        store.record_answer("t1", "p", "start").expect("answer");
+        store.record_answer("t2", "p", "queue").expect("answer");
+        assert_eq!(
+            store.turns_of_post("p").expect("turns"),
+            [
+                ("t1".to_string(), PostOfTurn::Answered("start".into())),
+                ("t2".to_string(), PostOfTurn::Answered("queue".into())),
+            ],
+            "oldest first"
+        );
+        assert_eq!(
+            store.turns_of_post("s").expect("turns"),
+            [("t1".to_string(), PostOfTurn::Wrote)]
+        );
+        assert!(store.turns_of_post("nothing").expect("turns").is_empty());
+        let head = store.trace_head("t1").expect("read").expect("row");
+        assert_eq!(
+            (head.status_post_id.as_deref(), head.started_at),
+            (Some("s"), 10)
+        );
+        assert_eq!(store.turn_channel("t2").expect("read").as_deref(), Some("c1"));
+        let answered = store.answered_posts("t2").expect("answered");
+        assert_eq!(answered.len(), 1);
+        assert_eq!(
+            (answered[0].how.as_str(), answered[0].author_kind.as_deref()),
+            ("queue", None),
+            "a post not in the store is named without an author"
+        );
+    }
+}
