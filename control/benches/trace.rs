@@ -51,10 +51,18 @@ fn turn(store: &Store, id: &str, started: i64) {
             },
         )
         .expect("end");
-    store.record_answer(id, &format!("p-{id}"), "start").expect("answer");
+    store
+        .record_answer(id, &format!("p-{id}"), "start")
+        .expect("answer");
 }
 
-fn event(at: i64, kind: TraceKind, call: Option<String>, content: String, detail: String) -> TurnEvent {
+fn event(
+    at: i64,
+    kind: TraceKind,
+    call: Option<String>,
+    content: String,
+    detail: String,
+) -> TurnEvent {
     TurnEvent {
         turn_id: "traced".into(),
         seq: 0,
@@ -130,7 +138,10 @@ fn main() {
     };
     let text = trace(&store);
     assert!(text.contains("**Events** (500):"), "the whole trace");
-    assert!(!text.contains("private reasoning"), "never reasoning (§3.12)");
+    assert!(
+        !text.contains("private reasoning"),
+        "never reasoning (§3.12)"
+    );
     for _ in 0..5 {
         trace(&store);
     }

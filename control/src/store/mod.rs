@@ -35,11 +35,11 @@ pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
+pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,
 };
-pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 pub use units::{
     ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,

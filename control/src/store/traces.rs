@@ -238,7 +238,10 @@ mod tests {
             (head.status_post_id.as_deref(), head.started_at),
             (Some("s"), 10)
         );
-        assert_eq!(store.turn_channel("t2").expect("read").as_deref(), Some("c1"));
+        assert_eq!(
+            store.turn_channel("t2").expect("read").as_deref(),
+            Some("c1")
+        );
         let answered = store.answered_posts("t2").expect("answered");
         assert_eq!(answered.len(), 1);
         assert_eq!(

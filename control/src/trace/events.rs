@@ -125,9 +125,10 @@ fn completion(
         }
         line
     };
-    let upstream = detail["upstream"]
-        .as_str()
-        .map_or_else(|| "no upstream named".to_string(), |u| format!("upstream {u}"));
+    let upstream = detail["upstream"].as_str().map_or_else(
+        || "no upstream named".to_string(),
+        |u| format!("upstream {u}"),
+    );
     let relief = relief(&detail["relief"]);
     let finish = detail["finish"].as_str().unwrap_or("finish not recorded");
     writeln!(

@@ -102,7 +102,11 @@ pub fn render(out: &mut String, post_id: &str, trace: &TurnTrace, reader: &Reade
         out,
         "- Cost: {}",
         match h.cost_micro_usd {
-            Some(micro) => format!("${}.{:06} as the provider reported it", micro / 1_000_000, (micro % 1_000_000).abs()),
+            Some(micro) => format!(
+                "${}.{:06} as the provider reported it",
+                micro / 1_000_000,
+                (micro % 1_000_000).abs()
+            ),
             None => "the provider reported none".to_string(),
         }
     );
@@ -131,7 +135,9 @@ fn cause(trace: &TurnTrace) -> String {
             Some(id) => {
                 let _ = write!(line, ", trigger {id}");
             }
-            None => line.push_str(" (the turn's row names no trigger id; its announcement is the post it answers)"),
+            None => line.push_str(
+                " (the turn's row names no trigger id; its announcement is the post it answers)",
+            ),
         }
     }
     match &h.answers_post_id {

@@ -69,7 +69,13 @@ fn trace(events: Vec<TurnEvent>) -> TurnTrace {
 }
 
 fn render_one(trace: &TurnTrace) -> String {
-    let name = |u: &str| if u == "mira" { "Mira".to_string() } else { u.to_string() };
+    let name = |u: &str| {
+        if u == "mira" {
+            "Mira".to_string()
+        } else {
+            u.to_string()
+        }
+    };
     render(
         "s1",
         std::slice::from_ref(trace),
@@ -198,8 +204,7 @@ fn s8_3_a_turn_that_handed_work_on_says_whether_it_owed_a_reply() {
     t.answered[0].author_kind = Some("person".into());
     t.answered[0].author_name = Some("ana".into());
     assert!(
-        render_one(&t)
-            .contains("owed a reply: post p1 is ana's, a person's"),
+        render_one(&t).contains("owed a reply: post p1 is ana's, a person's"),
         "{}",
         render_one(&t)
     );

@@ -34,7 +34,7 @@ fn thousands(n: i64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -60,9 +60,7 @@ async fn s8_3_the_head_states_the_turns_record_as_stored_and_never_its_reasoning
     );
     let since = now_ms() - 1;
     let asked = h.say("ana", &square, "@mira note the floor").await;
-    let written = h
-        .wait_post(&square, "mira", "Read notes.txt.", since)
-        .await;
+    let written = h.wait_post(&square, "mira", "Read notes.txt.", since).await;
     let turn = ended_turn(&h, "mira", &square).await;
     let head = store(&h)
         .trace_head(&turn.id)
@@ -73,7 +71,12 @@ async fn s8_3_the_head_states_the_turns_record_as_stored_and_never_its_reasoning
         .await;
     let text = answered(&h, "ana", "**Trace of Mira's turn").await;
     for expected in [
-        format!("turn {}** ({}; ended as {})", head.id, head.model, head.exit_kind.clone().expect("ended")),
+        format!(
+            "turn {}** ({}; ended as {})",
+            head.id,
+            head.model,
+            head.exit_kind.clone().expect("ended")
+        ),
         format!("it wrote the post {}", written.id),
         format!(
             "- Started by: a post addressing an idle agent; it answers post {}",
@@ -92,7 +95,10 @@ async fn s8_3_the_head_states_the_turns_record_as_stored_and_never_its_reasoning
             (head.ended_at.expect("ended") - head.started_at) / 1000,
             (head.ended_at.expect("ended") - head.started_at) % 1000
         ),
-        format!("- Actions: {} (chain depth {}", head.action_count, head.depth),
+        format!(
+            "- Actions: {} (chain depth {}",
+            head.action_count, head.depth
+        ),
         format!(
             "the budget charged {} tokens",
             thousands(head.context_charged_tokens.expect("assembled"))
@@ -111,7 +117,10 @@ async fn s8_3_the_head_states_the_turns_record_as_stored_and_never_its_reasoning
             Some(c) => format!("- Cost: ${}.{:06}", c / 1_000_000, c % 1_000_000),
             None => "- Cost: the provider reported none".to_string(),
         },
-        format!("**Events** ({}):", store(&h).turn_events(&turn.id).expect("events").len()),
+        format!(
+            "**Events** ({}):",
+            store(&h).turn_events(&turn.id).expect("events").len()
+        ),
         "result of ".to_string(),
         "`workspace__read`".to_string(),
         "completion (ToolCalls)".to_string(),
@@ -148,16 +157,26 @@ async fn s8_3_a_600_event_trace_over_the_post_limit_arrives_as_a_file_in_a_dm_fr
     let (h, _daemon, square) = deployment("debounce_window_ms = 0\naction_budget = 1000").await;
     let batch = |from: usize| -> Vec<(String, Value)> {
         (from..from + 299)
-            .map(|i| ("workspace__read".to_string(), json!({"path": format!("f{i}.txt")})))
+            .map(|i| {
+                (
+                    "workspace__read".to_string(),
+                    json!({"path": format!("f{i}.txt")}),
+                )
+            })
             .collect()
     };
     let as_calls = |list: Vec<(String, Value)>| {
-        let borrowed: Vec<(&str, Value)> = list.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+        let borrowed: Vec<(&str, Value)> =
+            list.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
         calls(&borrowed)
     };
     h.model.sim.script(
         "demo-model",
-        vec![as_calls(batch(0)), as_calls(batch(299)), reply("Read them all.")],
+        vec![
+            as_calls(batch(0)),
+            as_calls(batch(299)),
+            reply("Read them all."),
+        ],
     );
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira read every file").await;
@@ -175,9 +194,7 @@ async fn s8_3_a_600_event_trace_over_the_post_limit_arrives_as_a_file_in_a_dm_fr
         "{pointer}"
     );
     let dm = h.dm("ana", "collegium").await;
-    let delivered = h
-        .wait_post(&dm, "collegium", "is attached", since)
-        .await;
+    let delivered = h.wait_post(&dm, "collegium", "is attached", since).await;
     assert_eq!(delivered.file_ids.len(), 1, "{}", delivered.message);
     let bytes = file_bytes(&h, "ana", &delivered.file_ids[0]).await;
     let whole = String::from_utf8(bytes).expect("text");
@@ -186,7 +203,10 @@ async fn s8_3_a_600_event_trace_over_the_post_limit_arrives_as_a_file_in_a_dm_fr
         "over the limit: {}",
         whole.len()
     );
-    assert!(whole.contains(&format!("**Events** ({}):", events.len())), "whole");
+    assert!(
+        whole.contains(&format!("**Events** ({}):", events.len())),
+        "whole"
+    );
     assert!(whole.contains("f597.txt"), "the last call is in it");
     // Another member of the channel was shown none of it.
     assert!(
@@ -268,10 +288,14 @@ async fn s8_4_a_post_two_turns_answered_lists_both() {
 async fn s8_4_a_post_in_a_channel_the_invoker_cannot_read_is_answered_as_one_that_does_not_exist() {
     let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
     let secret = private_channel_with_mira(&h, "ana", "secret").await;
-    h.model.sim.script("demo-model", vec![reply("The secret answer.")]);
+    h.model
+        .sim
+        .script("demo-model", vec![reply("The secret answer.")]);
     let since = now_ms() - 1;
     h.say("ana", &secret, "@mira the secret question").await;
-    let hidden = h.wait_post(&secret, "mira", "The secret answer.", since).await;
+    let hidden = h
+        .wait_post(&secret, "mira", "The secret answer.", since)
+        .await;
     ended_turn(&h, "mira", &secret).await;
 
     h.command("bo", &square, &format!("/collegium trace {}", hidden.id))

@@ -62,7 +62,11 @@ async fn as_file(
         .upload_file(&direct.id, &format!("{name}.md"), text.as_bytes())
         .await
         .map_err(|e| format!("the file could not be uploaded: {e}"))?;
-    let command = request.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let command = request
+        .text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut post = framework_post(
         direct.id,
         format!(
