@@ -58,8 +58,8 @@ pub struct AnsweredPost {
     pub author_name: Option<String>,
     /// `post`, `reply`, `unit_post`, …; none where the post is not stored.
     pub role: Option<String>,
-    /// It announced a trigger (§4.2).
-    pub announces_trigger: bool,
+    /// The trigger it announced (§4.2), by id.
+    pub announces_trigger: Option<i64>,
 }
 
 impl Store {
@@ -156,7 +156,7 @@ impl Store {
     pub fn answered_posts(&self, turn_id: &str) -> Result<Vec<AnsweredPost>, StoreError> {
         let mut statement = self.conn.prepare_cached(
             "SELECT a.post_id, a.how, p.author_kind, p.author_name, p.role,
-                    EXISTS (SELECT 1 FROM triggers g WHERE g.announcement_post_id = a.post_id)
+                    (SELECT g.id FROM triggers g WHERE g.announcement_post_id = a.post_id)
              FROM turn_answers a LEFT JOIN posts p ON p.id = a.post_id
              WHERE a.turn_id = ?1 ORDER BY a.rowid",
         )?;

@@ -131,12 +131,18 @@ fn cause(trace: &TurnTrace) -> String {
     };
     let mut line = what.to_string();
     if h.cause == "trigger" {
-        match &h.trigger_id {
-            Some(id) => {
+        // The row's trigger id where recorded, else the trigger whose
+        // announcement the turn answers.
+        let announced = trace.answered.iter().find_map(|a| a.announces_trigger);
+        match (&h.trigger_id, announced) {
+            (Some(id), _) => {
                 let _ = write!(line, ", trigger {id}");
             }
-            None => line.push_str(
-                " (the turn's row names no trigger id; its announcement is the post it answers)",
+            (None, Some(id)) => {
+                let _ = write!(line, ", {}", crate::store::trigger_label(id));
+            }
+            (None, None) => line.push_str(
+                " (neither the turn's row nor the posts it answers name the trigger)",
             ),
         }
     }
@@ -158,7 +164,10 @@ fn answers(trace: &TurnTrace) -> String {
         .iter()
         .map(|a| {
             let by = match (&a.author_name, a.announces_trigger) {
-                (_, true) => ", a trigger's announcement".to_string(),
+                (_, Some(id)) => format!(
+                    ", the announcement of {}",
+                    crate::store::trigger_label(id)
+                ),
                 (Some(name), _) => format!(", by {name}"),
                 (None, _) => ", not in the store".to_string(),
             };
@@ -185,7 +194,7 @@ fn owed(trace: &TurnTrace) -> String {
     for a in &trace.answered {
         let name = a.author_name.clone().unwrap_or_default();
         match (a.author_kind.as_deref(), a.role.as_deref()) {
-            _ if a.announces_trigger => why.push(format!("post {} announces a trigger", a.post_id)),
+            _ if a.announces_trigger.is_some() => why.push(format!("post {} announces a trigger", a.post_id)),
             (Some("person"), _) => why.push(format!("post {} is {name}'s, a person's", a.post_id)),
             (Some("agent"), Some("post" | "reply"))
                 if !addressed.contains(&name.to_lowercase()) =>

@@ -59,7 +59,7 @@ fn trace(events: Vec<TurnEvent>) -> TurnTrace {
             author_kind: Some("person".into()),
             author_name: Some("ana".into()),
             role: Some("post".into()),
-            announces_trigger: false,
+            announces_trigger: None,
         }],
         unit_posts: Vec::new(),
         reach_at: Some(500),
@@ -194,7 +194,7 @@ fn s8_3_a_turn_that_handed_work_on_says_whether_it_owed_a_reply() {
         author_kind: Some("agent".into()),
         author_name: Some("bob".into()),
         role: Some("post".into()),
-        announces_trigger: false,
+        announces_trigger: None,
     }];
     assert!(
         render_one(&t).contains("- Owed reply (§3.15): it handed work on and owed no reply\n"),
@@ -266,4 +266,29 @@ fn s8_3_a_post_several_turns_answered_lists_them() {
         "{text}"
     );
     assert!(text.contains("**Trace of mira's turn turn-2**"), "{text}");
+}
+
+#[test]
+fn s8_3_a_trigger_turn_names_its_trigger_by_the_announcement_it_answers() {
+    let mut t = trace(Vec::new());
+    t.head.cause = "trigger".into();
+    t.head.steered = false;
+    t.answered[0].author_kind = Some("system_bot".into());
+    t.answered[0].author_name = Some("collegium".into());
+    t.answered[0].how = "start".into();
+    t.answered[0].announces_trigger = Some(3);
+    t.unit_posts = vec![("u1".into(), "Assigned U-1 to @bob.".into())];
+    let text = render_one(&t);
+    assert!(
+        text.contains("- Started by: a trigger (§4.2), T-3; it answers post p1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- Posts it answers: p1 (the post that started it, the announcement of T-3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("owed a reply: post p1 announces a trigger"),
+        "{text}"
+    );
 }
