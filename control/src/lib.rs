@@ -29,6 +29,7 @@ pub mod stalls;
 pub mod status;
 pub mod store;
 pub mod tools;
+pub mod trace;
 pub mod triggers;
 pub mod turns;
 pub mod units;

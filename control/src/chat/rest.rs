@@ -320,6 +320,12 @@ impl Rest {
         .await
     }
 
+    /// The direct message between two users, created on first use
+    /// (contract `POST /channels/direct`).
+    pub async fn direct_channel(&self, user_a: &str, user_b: &str) -> RestResult<Channel> {
+        self.post("channels/direct", &json!([user_a, user_b])).await
+    }
+
     pub async fn create_channel(
         &self,
         team_id: &str,

@@ -14,6 +14,7 @@ mod process;
 mod queue;
 mod search;
 mod thread;
+mod traces;
 mod triggers;
 mod turns;
 mod units;
@@ -34,6 +35,7 @@ pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
+pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use triggers::{
     MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,

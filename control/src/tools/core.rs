@@ -121,6 +121,13 @@ impl ResultViews {
         )
     }
 
+    /// The reference the result of `call_id` was given, once it has one:
+    /// what the trace names beside a view or a stand-in (§8.3).
+    pub fn reference_of_call(&self, call_id: &str) -> Option<String> {
+        self.index_of(call_id)
+            .and_then(|index| self.kept[index].reference.clone())
+    }
+
     /// Whether the result of `call_id` is kept whole.
     pub fn holds(&self, call_id: &str) -> bool {
         self.index_of(call_id).is_some()

@@ -13,9 +13,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+mod deliver;
 mod forgetting;
 mod memory;
 mod notice;
+mod trace;
 mod triggers;
 mod unit_cancel;
 mod units;
@@ -72,6 +74,7 @@ pub async fn command(
         "units" => units::units(services, &request, &rest).await,
         "memory" => memory::memory(services, &request, &rest).await,
         "triggers" => triggers::triggers(services, &request, &rest).await,
+        "trace" => trace::trace(services, &request, &rest).await,
         "resume" => resume(services, &routes.lanes, &request).await,
         known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."

@@ -120,6 +120,10 @@ pub struct ResultDetail {
     /// (§3.8); absent in results recorded before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// The reference the model was given where it read a view of the
+    /// result's first part, for the trace (§8.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// One unit the walk admits or refuses whole.

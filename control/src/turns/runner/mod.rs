@@ -171,6 +171,9 @@ struct Turn<'a> {
     units: units::UnitTurn,
     attempts: u32,
     unparseable_forgiven: bool,
+    /// What relief edited since the last completion: the next completion's
+    /// event says so, for the trace (§8.3, §3.8).
+    relieved: crate::context::relief::Relieved,
     time_limit_cuts: u32,
     typing: watch::Sender<bool>,
     completions: u32,
@@ -231,6 +234,7 @@ impl<'a> Turn<'a> {
             units: units::UnitTurn::default(),
             attempts: 0,
             unparseable_forgiven: false,
+            relieved: crate::context::relief::Relieved::default(),
             time_limit_cuts: 0,
             typing,
             completions: 0,

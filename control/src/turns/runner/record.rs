@@ -19,6 +19,7 @@ impl Turn<'_> {
             .as_ref()
             .map_or_else(|| executed.call.name.clone(), ToString::to_string);
         let mut disposition = executed.disposition();
+        let mut reference = None;
         let (content, replay) = match &executed.outcome {
             Outcome::Ran {
                 text,
@@ -44,6 +45,7 @@ impl Turn<'_> {
                             self.view_limit(),
                             self.services.timezone,
                         );
+                        reference.clone_from(&view.reference);
                         if view.reference.is_some() {
                             disposition = Disposition::Came(format!(
                                 "shown {} of {} characters; the rest by reference",
@@ -135,6 +137,7 @@ impl Turn<'_> {
                 serde_json::to_string(&ResultDetail {
                     replay_line: replay,
                     action: Some(action),
+                    reference,
                 })
                 .unwrap_or_default(),
             ),
@@ -215,6 +218,8 @@ impl Turn<'_> {
         for call_id in relieved.stood_in.iter().chain(&relieved.shortened) {
             self.repeats.replaced(call_id);
         }
+        self.relieved.stood_in.extend(relieved.stood_in);
+        self.relieved.shortened.extend(relieved.shortened);
         let used = self.context_estimate();
         (used > ceiling).then(|| Exit::CeilingExceeded(self.exhaustion(used, Some(ceiling))))
     }
@@ -262,7 +267,7 @@ impl Turn<'_> {
         }
     }
 
-    pub(super) async fn record_completion(&self, completion: &Completion) {
+    pub(super) async fn record_completion(&mut self, completion: &Completion) {
         // A completion the time limit cut reports nothing; its event carries
         // the estimate, which no total includes (§7.2).
         if completion.finish != FinishReason::TimeLimit {
@@ -284,7 +289,22 @@ impl Turn<'_> {
             "prompt_tokens": completion.usage.prompt_tokens,
             "cached_prompt_tokens": completion.usage.cached_prompt_tokens,
             "completion_tokens": completion.usage.completion_tokens,
+            "reasoning_tokens": completion.usage.reasoning_tokens,
+            "cost_micro_usd": completion.usage.cost_micro_usd,
             "estimated": completion.usage_estimated,
+        });
+        // Whether relief edited the prompt since the completion before
+        // this one, and which results it touched (§8.3, §3.8).
+        let relieved = std::mem::take(&mut self.relieved);
+        let referenced = |calls: &[String]| -> serde_json::Map<String, serde_json::Value> {
+            calls
+                .iter()
+                .map(|c| (c.clone(), json!(self.views.reference_of_call(c))))
+                .collect()
+        };
+        detail["relief"] = json!({
+            "stood_in": referenced(&relieved.stood_in),
+            "shortened": referenced(&relieved.shortened),
         });
         detail["upstream"] = json!(completion.upstream);
         detail["finish"] = json!(format!("{:?}", completion.finish));
