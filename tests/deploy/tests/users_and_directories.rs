@@ -102,6 +102,7 @@ fn s6_1_tmpfiles_gives_each_directory_its_owner_and_mode() {
             "collegium-plugins",
         ),
         ("etc/collegium", 0o750, "root", "collegium"),
+        ("etc/collegium/mailboxes", 0o700, "root", "root"),
         ("run/collegium", 0o711, "collegium", "collegium"),
         ("var/lib/collegium", 0o700, "collegium", "collegium"),
         ("var/log/collegium", 0o711, "collegium", "collegium"),
@@ -132,6 +133,7 @@ fn s6_1_tmpfiles_gives_each_directory_its_owner_and_mode() {
 fn s6_1_the_app_root_is_closed_to_others() {
     let root = provisioned();
     for path in [
+        "etc/collegium/mailboxes",
         "usr/lib/collegium",
         "usr/lib/collegium/plugins",
         "etc/collegium",
