@@ -24,6 +24,9 @@ commands=(
   "getent    libc-bin  the SSRF lab's self-tests resolve through its DNS server"
   "setpriv   util-linux the web tests start the browser and PDF workers as their own users"
   "faketime  faketime  the schedule tests restart the daemon a week on (§4.2)"
+  "systemd-analyze  systemd  the deployment tests verify and rate every unit offline (tests/deploy)"
+  "systemd-sysusers systemd  the deployment tests make sysusers.d's users in a temporary root"
+  "systemd-tmpfiles systemd  the deployment tests make tmpfiles.d's directories in a temporary root"
 )
 # package  why  (packages that put no command on PATH)
 packages=(

@@ -117,10 +117,31 @@ fn main() -> ExitCode {
     }
 }
 
+/// Where an agent holds a `web::*` tool, the browser worker's unit drop-in
+/// matching this configuration, with this host's resolvers
+/// (`docs/deployment.md`).
+fn print_browser_unit(loaded: &config::LoadedConfig) {
+    let browses = loaded
+        .agents
+        .iter()
+        .any(|a| a.tools.iter().any(|t| t.namespace == "web"));
+    if !browses {
+        return;
+    }
+    let web = loaded.config.web.clone().unwrap_or_default();
+    let resolv_conf = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let resolvers = config::browser_unit::resolvers(&resolv_conf);
+    print!(
+        "\nThe browser worker's unit drop-in for this configuration:\n\n{}",
+        config::browser_unit::render(&web, &resolvers)
+    );
+}
+
 fn config_check(file: &std::path::Path) -> ExitCode {
     match config::load(file) {
         Ok(loaded) => {
             print!("{}", config::summary::render(&loaded));
+            print_browser_unit(&loaded);
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -199,3 +199,25 @@ fn the_schema_command_prints_a_json_schema_that_accepts_the_example() {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// Where an agent browses, the check prints the browser worker's unit
+/// drop-in matching the `[web]` table (issue 21, `docs/deployment.md`); where
+/// none does, it prints none.
+#[test]
+fn s3_4_the_check_prints_the_browser_unit_s_drop_in_where_an_agent_browses() {
+    let browsing = repo().join("tests/config/valid/skills-assigned.toml");
+    let ok = collegium(&["config", "check", browsing.to_str().expect("utf-8")]);
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert_eq!(ok.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("collegium-worker-browser.service.d/collegium.conf"),
+        "{out}"
+    );
+    assert!(
+        out.contains("IPAddressDeny=169.254.0.0/16 fe80::/10 10.0.0.0/8"),
+        "{out}"
+    );
+    let example = repo().join("deploy/examples/collegium.toml");
+    let quiet = collegium(&["config", "check", example.to_str().expect("utf-8")]);
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("IPAddressDeny"));
+}

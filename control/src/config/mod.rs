@@ -4,6 +4,7 @@
 //! once; then, on a well-shaped file, the cross-references and refusals the
 //! spec assigns to configuration.
 
+pub mod browser_unit;
 mod check;
 pub mod model;
 mod paths;
