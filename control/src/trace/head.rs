@@ -141,9 +141,9 @@ fn cause(trace: &TurnTrace) -> String {
             (None, Some(id)) => {
                 let _ = write!(line, ", {}", crate::store::trigger_label(id));
             }
-            (None, None) => line.push_str(
-                " (neither the turn's row nor the posts it answers name the trigger)",
-            ),
+            (None, None) => {
+                line.push_str(" (neither the turn's row nor the posts it answers name the trigger)")
+            }
         }
     }
     match &h.answers_post_id {
@@ -164,10 +164,9 @@ fn answers(trace: &TurnTrace) -> String {
         .iter()
         .map(|a| {
             let by = match (&a.author_name, a.announces_trigger) {
-                (_, Some(id)) => format!(
-                    ", the announcement of {}",
-                    crate::store::trigger_label(id)
-                ),
+                (_, Some(id)) => {
+                    format!(", the announcement of {}", crate::store::trigger_label(id))
+                }
                 (Some(name), _) => format!(", by {name}"),
                 (None, _) => ", not in the store".to_string(),
             };
@@ -194,7 +193,9 @@ fn owed(trace: &TurnTrace) -> String {
     for a in &trace.answered {
         let name = a.author_name.clone().unwrap_or_default();
         match (a.author_kind.as_deref(), a.role.as_deref()) {
-            _ if a.announces_trigger.is_some() => why.push(format!("post {} announces a trigger", a.post_id)),
+            _ if a.announces_trigger.is_some() => {
+                why.push(format!("post {} announces a trigger", a.post_id))
+            }
             (Some("person"), _) => why.push(format!("post {} is {name}'s, a person's", a.post_id)),
             (Some("agent"), Some("post" | "reply"))
                 if !addressed.contains(&name.to_lowercase()) =>

@@ -317,3 +317,50 @@ async fn s8_4_a_post_in_a_channel_the_invoker_cannot_read_is_answered_as_one_tha
         .await;
     answered(&h, "ana", "**Trace of Mira's turn").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_a_turn_waiting_on_a_person_says_on_what_since_when_and_its_prompt() {
+    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "fixture__write",
+                json!({"path": "notes/plan.txt", "content": "ship on Friday"}),
+            )]),
+            reply("Written."),
+        ],
+    );
+    let since = now_ms() - 1;
+    let asked = h.say("ana", &square, "@mira write the plan down").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    let open = store(&h).open_decisions(Some("mira")).expect("decisions");
+    let (decision, requested_at) = open.first().expect("an open approval").clone();
+
+    h.command("bo", &square, &format!("/collegium trace {}", asked.id))
+        .await;
+    let text = answered(&h, "bo", "**Trace of Mira's turn").await;
+    assert!(text.contains("still running"), "{text}");
+    let parked = text
+        .lines()
+        .find(|l| l.starts_with("- Parked: waiting on a decision on its approval prompt for `fixture::write` since "))
+        .unwrap_or_else(|| panic!("no parked line in\n{text}"));
+    assert!(
+        parked.ends_with(&format!(
+            "(prompt post {}); the prompt as the person was shown it:",
+            prompt.id
+        )),
+        "{parked}"
+    );
+    // Since when: the minute the approval was requested, in operator time.
+    assert!(requested_at >= since, "requested during this turn");
+    assert!(
+        text.contains(&decision.payload),
+        "the prompt as shown: {text}"
+    );
+    // The prompt post itself names the same turn.
+    h.command("bo", &square, &format!("/collegium trace {}", prompt.id))
+        .await;
+    let by_prompt = answered(&h, "bo", "it wrote the post").await;
+    assert!(by_prompt.contains(&decision.turn_id), "{by_prompt}");
+}
