@@ -34,10 +34,10 @@ fn post(channel: &str, n: usize) -> ObservedPost {
         props: None,
         role: PostRole::Post,
         turn_id: None,
-        pinned: n % 1_000 == 0,
+        pinned: n.is_multiple_of(1_000),
         observed_at: at,
         observed_via: ObservedVia::Live,
-        files: if n % 10 == 0 {
+        files: if n.is_multiple_of(10) {
             vec![PostFile {
                 file_id: format!("f{n}"),
                 name: "notes.txt".into(),
@@ -65,7 +65,7 @@ fn seeded(dir: &std::path::Path) -> Store {
         }
         for n in 0..POSTS {
             store.record_post(&post("c1", n)).expect("post");
-            if n % 100 == 0 {
+            if n.is_multiple_of(100) {
                 store
                     .enqueue("mira", "c1", &format!("c1-p{n}"), NOW)
                     .expect("queue");

@@ -109,6 +109,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 /// framework writes points a person at one this build does not serve (A4).
 pub const SERVED: &[&str] = &[
     "forget",
+    "clear",
     "reset",
     "stop",
     "kill",
