@@ -10,6 +10,7 @@ pub mod activation;
 pub mod approvals;
 pub mod callbacks;
 pub mod chat;
+pub mod clearing;
 pub mod commands;
 pub mod config;
 pub mod context;

@@ -68,6 +68,7 @@ pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Rec
         .route(DECISION_ROUTE, post(decision::click))
         .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
+        .route(command::clear::ROUTE, post(command::clear::submitted))
         .route(trigger::ROUTE, post(trigger::receive))
         .with_state(routes);
     match listener.local_addr() {

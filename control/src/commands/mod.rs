@@ -110,6 +110,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 pub const SERVED: &[&str] = &[
     "trace",
     "forget",
+    "clear",
     "reset",
     "stop",
     "kill",

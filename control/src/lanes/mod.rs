@@ -9,6 +9,7 @@
 //! locks and the order of events is the order they arrived.
 
 mod route;
+mod taken;
 mod triggers;
 
 use std::collections::HashMap;
@@ -48,6 +49,15 @@ pub enum LaneInput {
     TriggerRecorded(String),
     /// Look for triggers waiting on idle channels.
     SweepTriggers,
+    /// `/collegium clear` takes every lane in the channel (§8.5, §5.1):
+    /// answered false while any of them is busy; else nothing starts there
+    /// until [`LaneInput::Release`].
+    Take {
+        channel_id: String,
+        taken: tokio::sync::oneshot::Sender<bool>,
+    },
+    /// The clear's store cut is done: what arrived meanwhile is handled now.
+    Release(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -129,6 +139,8 @@ pub struct Lanes {
     /// Per channel, the trigger announcement posted and not yet seen
     /// starting its turn (§4.2).
     announcing: HashMap<String, triggers::Announcing>,
+    /// Channels a clear holds (§8.5), with what arrived for them meanwhile.
+    taken: HashMap<String, Vec<LaneInput>>,
 }
 
 impl Lanes {
@@ -142,6 +154,7 @@ impl Lanes {
             inbox: inbox.clone(),
             generation: 0,
             announcing: HashMap::new(),
+            taken: HashMap::new(),
         };
         sweep_triggers_every(triggers::SWEEP_EVERY, inbox.clone());
         tokio::spawn(async move {
@@ -153,6 +166,10 @@ impl Lanes {
     }
 
     async fn handle(&mut self, input: LaneInput) {
+        let input = match self.hold(input) {
+            Some(input) => input,
+            None => return,
+        };
         match input {
             LaneInput::Post { post, via } => self.post(*post, via).await,
             LaneInput::TurnEnded(outcome) => self.turn_ended(outcome).await,
@@ -161,6 +178,10 @@ impl Lanes {
             LaneInput::Parked(parked) => self.parked(&parked).await,
             LaneInput::TriggerRecorded(channel_id) => self.deliver(&channel_id).await,
             LaneInput::SweepTriggers => self.sweep_triggers().await,
+            LaneInput::Take { channel_id, taken } => {
+                let _ = taken.send(self.take(channel_id));
+            }
+            LaneInput::Release(channel_id) => self.release(&channel_id).await,
         }
     }
 

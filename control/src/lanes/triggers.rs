@@ -148,6 +148,7 @@ impl Lanes {
             .any(|(key, lane)| key.channel_id == channel_id && !matches!(lane, Lane::Idle));
         !busy_lane
             && !self.announcing.contains_key(channel_id)
+            && !self.taken.contains_key(channel_id)
             && self.services.controls.global_halt().is_none()
     }
 }

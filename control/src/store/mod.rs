@@ -3,6 +3,7 @@
 //! of the daemon calls its typed functions, through [`StoreHandle`] from async
 //! code so no query ever blocks a runtime thread.
 
+mod clearing;
 pub mod decisions;
 mod episodes;
 mod kinds;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+pub use clearing::{ClearDialog, Cut};
 pub use kinds::{AuthorKind, ChannelKind, ObservedVia, PostRole, TraceKind, TurnCause};
 pub use members::Member;
 pub use memories::{

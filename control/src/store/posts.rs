@@ -53,7 +53,17 @@ impl Store {
     /// Records a post the first time it is observed; a post seen again (a
     /// backfill overlapping the socket) is left as first recorded. Returns
     /// whether it was new.
+    ///
+    /// A post older than the channel's last clear is never recorded (§8.5):
+    /// a backfill, a pin read afresh or a late event cannot bring back what
+    /// the clear cut, even where Mattermost still shows it.
     pub fn record_post(&mut self, post: &ObservedPost) -> Result<bool, StoreError> {
+        if self
+            .cleared_before(&post.channel_id)?
+            .is_some_and(|cleared| post.created_at < cleared)
+        {
+            return Ok(false);
+        }
         let tx = self.conn.savepoint()?;
         let inserted = tx.execute(
             "INSERT INTO posts (id, channel_id, author_id, author_name, author_kind, created_at,

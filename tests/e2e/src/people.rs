@@ -225,6 +225,29 @@ impl Harness {
         .await
     }
 
+    /// Cancels the newest dialog opened for `username`, as closing it does.
+    pub async fn cancel_dialog(&self, username: &str, channel_id: &str) -> Value {
+        self.sim_post(
+            "dialog/cancel",
+            json!({"as": username, "channel_id": channel_id}),
+        )
+        .await
+    }
+
+    /// The live posts of a channel as `username` sees it, oldest first.
+    pub async fn view(&self, username: &str, channel_id: &str) -> Vec<Post> {
+        let seen: Value = reqwest::get(format!(
+            "{}?as={username}",
+            self.sim(&format!("channels/{channel_id}/view"))
+        ))
+        .await
+        .expect("simulator")
+        .json()
+        .await
+        .expect("a view");
+        serde_json::from_value(seen["posts"].clone()).expect("posts")
+    }
+
     /// Waits for an ephemeral post to `username` containing `contains`.
     pub async fn wait_ephemeral(&self, username: &str, contains: &str) -> Value {
         self.sim_post(

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+pub(super) mod clear;
 mod deliver;
 mod forgetting;
 mod memory;
@@ -39,6 +40,8 @@ pub struct CommandRequest {
     user_name: String,
     channel_id: String,
     text: String,
+    /// What a dialog opened in answer must carry (`clear`, §8.5).
+    trigger_id: String,
 }
 
 pub(super) fn ephemeral(text: &str) -> Json<Value> {
@@ -68,6 +71,7 @@ pub async fn command(
         }
         "queue" => queue(services, &request, rest.first().copied()).await,
         "forget" => forgetting::forget(services, &request, &rest).await,
+        "clear" => clear::clear(services, &request, &rest).await,
         "reset" => forgetting::reset(services, &request, &rest).await,
         "approvals" => approvals(services, &request, rest.first().copied()).await,
         "steer" => steer(services, &request, &rest).await,

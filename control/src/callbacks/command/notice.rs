@@ -5,7 +5,10 @@
 
 use tracing::warn;
 
+use mattermost_wire::model::Post;
+
 use crate::chat::directory::framework_post;
+use crate::chat::rest::Rest;
 use crate::services::Services;
 use crate::store::{AuthorKind, ChannelKind};
 
@@ -31,6 +34,20 @@ pub async fn posted_notice(
     voices: &[String],
     text: String,
 ) -> Result<String, String> {
+    notice_post(services, channel_id, voices, text)
+        .await
+        .map(|(post, _)| post.id)
+}
+
+/// As `post_notice`, returning the post as created and the account that
+/// spoke, for a notice that is the boundary of a clear and is edited when
+/// its deletions end (§8.5).
+pub async fn notice_post(
+    services: &Services,
+    channel_id: &str,
+    voices: &[String],
+    text: String,
+) -> Result<(Post, Rest), String> {
     let channel = channel_id.to_string();
     let (kind, agents) = services
         .store
@@ -58,7 +75,7 @@ pub async fn posted_notice(
     let notice = framework_post(channel_id.to_string(), text, "notice", None);
     rest.create_post(&notice)
         .await
-        .map(|post| post.id)
+        .map(|post| (post, rest.clone()))
         .map_err(|error| {
             warn!(%error, "could not post a command's notice");
             error.to_string()

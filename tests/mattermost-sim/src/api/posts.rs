@@ -216,7 +216,19 @@ pub async fn delete(
     let outbound = {
         let mut data = sim.data();
         let before = data.post(&post_id)?.clone();
-        if !(before.user_id == caller.user_id || data.is_admin(&caller.user_id)) {
+        // `delete_others_posts` belongs to system admins and, in a team's
+        // channels, to its team admins (the default scheme); a direct or
+        // group message has no team, so only the author or a system admin.
+        let team_id = data
+            .channel(&before.channel_id)
+            .map(|c| c.team_id.clone())
+            .unwrap_or_default();
+        let team_admin = !team_id.is_empty()
+            && data
+                .team_members
+                .get(&crate::state::pair(&team_id, &caller.user_id))
+                .is_some_and(|m| m.scheme_admin && m.delete_at == 0);
+        if !(before.user_id == caller.user_id || data.is_admin(&caller.user_id) || team_admin) {
             return Err(ApiError::forbidden());
         }
         let doomed: Vec<String> = data
