@@ -88,7 +88,8 @@ pub fn render(out: &mut String, post_id: &str, trace: &TurnTrace, reader: &Reade
     let _ = writeln!(out, "- Owed reply (§3.15): {}", owed(trace));
     let _ = writeln!(
         out,
-        "- Asked to end the turn at a unit post: this build's tasks::assign and tasks::report do not offer that ask (§3.15), so none was made and none refused."
+        "- Asked to end the turn at a unit post: {}",
+        end_turn_asks(trace)
     );
     let _ = writeln!(out, "- Timing: {}", timing(trace, reader));
     let _ = writeln!(
@@ -215,6 +216,36 @@ fn owed(trace: &TurnTrace) -> String {
         "it handed work on and owed no reply".to_string()
     } else {
         format!("it handed work on and owed a reply: {}", why.join("; "))
+    }
+}
+
+/// The `endTurn` asks of the turn's unit posts as the runner's gate
+/// recorded them, each granted or refused with the reason the model read
+/// (§3.15, `turns/runner/units.rs`).
+fn end_turn_asks(trace: &TurnTrace) -> String {
+    let asks: Vec<String> = trace
+        .events
+        .iter()
+        .filter(|e| e.kind == crate::store::TraceKind::Note)
+        .filter_map(|e| {
+            let detail: serde_json::Value = serde_json::from_str(e.detail.as_deref()?).ok()?;
+            let call = e.call_id.as_deref().unwrap_or("a call");
+            match detail.get("end_turn")?.as_str()? {
+                "granted" => Some(format!("granted at {call}")),
+                _ => Some(format!(
+                    "refused at {call}: {}",
+                    detail
+                        .get("reason")
+                        .and_then(|r| r.as_str())
+                        .unwrap_or("no reason recorded")
+                )),
+            }
+        })
+        .collect();
+    if asks.is_empty() {
+        "none was made".to_string()
+    } else {
+        asks.join("; ")
     }
 }
 

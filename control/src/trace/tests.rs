@@ -292,3 +292,32 @@ fn s8_3_a_trigger_turn_names_its_trigger_by_the_announcement_it_answers() {
         "{text}"
     );
 }
+
+#[test]
+fn s8_3_the_head_shows_each_end_turn_ask_as_the_gate_recorded_it() {
+    assert!(
+        render_one(&trace(Vec::new()))
+            .contains("- Asked to end the turn at a unit post: none was made\n")
+    );
+    let mut granted = event(
+        1,
+        2_000,
+        TraceKind::Note,
+        json!({"end_turn": "granted", "call": "c1"}),
+    );
+    granted.call_id = Some("c1".into());
+    let mut refused = event(
+        2,
+        3_000,
+        TraceKind::Note,
+        json!({"end_turn": "refused", "call": "c2", "reason": "it answers a post of Ana"}),
+    );
+    refused.call_id = Some("c2".into());
+    let text = render_one(&trace(vec![refused, granted]));
+    assert!(
+        text.contains(
+            "- Asked to end the turn at a unit post: refused at c2: it answers a post of Ana; granted at c1\n"
+        ),
+        "{text}"
+    );
+}
