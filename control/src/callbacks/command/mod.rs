@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 mod forgetting;
+mod inspect;
 mod memory;
 mod notice;
 mod triggers;
@@ -55,32 +56,51 @@ pub async fn command(
         return Err(StatusCode::UNAUTHORIZED);
     }
     let mut words = request.text.split_whitespace();
-    let sub = words.next().unwrap_or_default().to_lowercase();
+    let typed = words.next().unwrap_or_default().to_lowercase();
     let rest: Vec<&str> = words.collect();
-    info!(user = %request.user_name, subcommand = %sub, "command");
-    Ok(match sub.as_str() {
-        "" | "help" => ephemeral(&commands::listing()),
-        "stop" | "kill" => halt(services, &request, sub == "kill").await,
+    info!(user = %request.user_name, subcommand = %typed, "command");
+    // The parser's one lookup is `SUBCOMMANDS` (§8.4): a word nothing
+    // declares answers with the listing, as a bare `/collegium` does.
+    let Some(sub) = commands::parse(&typed) else {
+        return Ok(if typed.is_empty() || typed == "help" {
+            ephemeral(&commands::listing())
+        } else {
+            ephemeral(&format!(
+                "There is no subcommand `{typed}`.\n{}",
+                commands::listing()
+            ))
+        });
+    };
+    Ok(dispatch(&routes, &request, sub, &rest).await)
+}
+
+/// One declared subcommand, run.
+async fn dispatch(
+    routes: &super::Routes,
+    request: &CommandRequest,
+    sub: &commands::Subcommand,
+    rest: &[&str],
+) -> Json<Value> {
+    let services = &routes.services;
+    match sub.name {
+        "stop" | "kill" => halt(services, request, sub.name == "kill").await,
         "queue" if rest.get(1).is_some_and(|w| w.eq_ignore_ascii_case("clear")) => {
-            forgetting::clear_queue(services, &request, &rest).await
+            forgetting::clear_queue(services, request, rest).await
         }
-        "queue" => queue(services, &request, rest.first().copied()).await,
-        "forget" => forgetting::forget(services, &request, &rest).await,
-        "reset" => forgetting::reset(services, &request, &rest).await,
-        "approvals" => approvals(services, &request, rest.first().copied()).await,
-        "steer" => steer(services, &request, &rest).await,
-        "units" => units::units(services, &request, &rest).await,
-        "memory" => memory::memory(services, &request, &rest).await,
-        "triggers" => triggers::triggers(services, &request, &rest).await,
-        "resume" => resume(services, &routes.lanes, &request).await,
-        known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
+        "queue" => queue(services, request, rest.first().copied()).await,
+        "forget" => forgetting::forget(services, request, rest).await,
+        "reset" => forgetting::reset(services, request, rest).await,
+        "approvals" => approvals(services, request, rest.first().copied()).await,
+        "steer" => steer(services, request, rest).await,
+        "units" => units::units(services, request, rest).await,
+        "memory" => memory::memory(services, request, rest).await,
+        "triggers" => triggers::triggers(services, request, rest).await,
+        "resume" => resume(services, &routes.lanes, request).await,
+        "inspect" => inspect::inspect(services, request, rest).await,
+        known => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
-        other => ephemeral(&format!(
-            "There is no subcommand `{other}`.\n{}",
-            commands::listing()
-        )),
-    })
+    }
 }
 
 /// `stop` and `kill` (§7.5): every turn running here is halted; the notice
