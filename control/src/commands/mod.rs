@@ -165,6 +165,7 @@ pub const SERVED: &[&str] = &[
     "memory",
     "units",
     "inspect",
+    "usage",
 ];
 
 /// `/collegium NAME` where this build serves it: the only way a notice or a

@@ -40,6 +40,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(10, "0010_memory"),
     migration!(11, "0011_search"),
     migration!(12, "0012_units"),
+    migration!(13, "0013_usage"),
 ];
 
 /// The schema version this build writes.

@@ -17,6 +17,7 @@ mod thread;
 mod triggers;
 mod turns;
 mod units;
+mod usage;
 pub mod worker_calls;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,7 @@ pub use units::{
     ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,
     unit_label,
 };
+pub use usage::{CutBy, CutRow, UsageReport, UsageRow};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

@@ -20,6 +20,7 @@ mod notice;
 mod triggers;
 mod unit_cancel;
 mod units;
+mod usage;
 
 use crate::approvals::presence::presence;
 use crate::approvals::question;
@@ -97,6 +98,7 @@ async fn dispatch(
         "triggers" => triggers::triggers(services, request, rest).await,
         "resume" => resume(services, &routes.lanes, request).await,
         "inspect" => inspect::inspect(services, request, rest).await,
+        "usage" => usage::usage(services, request, rest).await,
         known => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
