@@ -82,3 +82,30 @@ async fn s8_4_inspect_shows_the_prompt_the_next_turn_is_given() {
     h.wait_ephemeral("ana", "nobody is not an agent in this channel")
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_a_slow_answer_says_it_is_working_and_finishes_through_the_response_url() {
+    let (h, _daemon, _) = with_fixture("debounce_window_ms = 0\ncommand_answer_ms = 300").await;
+    let square = square_with(&h, &["ana"]).await;
+    // Mattermost holds the notice's post for 1.5 s, then refuses it: the
+    // answer is not ready within the deadline, and has something to say.
+    h.fault_slowly("POST", "/api/v4/posts", 403, 1_500, 5).await;
+    let at_once = h.command("ana", &square, "/collegium reset mira").await;
+    assert!(
+        at_once["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Working on it")),
+        "the command's own answer: {at_once}"
+    );
+    let later = h
+        .wait_ephemeral(
+            "ana",
+            "The boundary is set, but the notice could not be posted",
+        )
+        .await;
+    assert_eq!(
+        later["props"]["from_webhook"], "true",
+        "delivered through the command's response_url: {later}"
+    );
+    assert_eq!(later["channel_id"], square.as_str());
+}

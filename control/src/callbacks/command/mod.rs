@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+mod deferred;
 mod forgetting;
 mod inspect;
 mod memory;
@@ -31,7 +32,7 @@ use crate::services::{Halt, Services, Steer, SteerRefused};
 use crate::store::decisions::DecisionRecord;
 use crate::store::{Millis, ObservedChannel};
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 pub struct CommandRequest {
     token: String,
@@ -39,6 +40,8 @@ pub struct CommandRequest {
     user_name: String,
     channel_id: String,
     text: String,
+    /// Where an answer not ready within the deadline goes (§8.4).
+    response_url: String,
 }
 
 pub(super) fn ephemeral(text: &str) -> Json<Value> {
@@ -72,7 +75,18 @@ pub async fn command(
             ))
         });
     };
-    Ok(dispatch(&routes, &request, sub, &rest).await)
+    // Every subcommand runs under the one deadline Mattermost's patience
+    // sets; a slow one finishes through the command's response_url (§8.4).
+    let deadline = std::time::Duration::from_millis(u64::from(services.limits.command_answer_ms));
+    let hook =
+        deferred::ResponseUrl::parse(&request.response_url, services.system_bot.rest.base_url());
+    let rest: Vec<String> = rest.into_iter().map(str::to_string).collect();
+    let routes = routes.clone();
+    Ok(deferred::within(deadline, hook, async move {
+        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+        dispatch(&routes, &request, sub, &rest).await
+    })
+    .await)
 }
 
 /// One declared subcommand, run.
