@@ -4,6 +4,9 @@ use super::*;
 use crate::inference::Usage;
 use crate::store::{NewTurn, TraceKind, TurnCause, TurnEnd, TurnEvent};
 
+/// Agent, model, prompt, cached, completion, reasoning and cost sums.
+type Sums = (String, String, i64, i64, i64, i64, Option<i64>);
+
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("s.db")).expect("open");
@@ -137,7 +140,7 @@ fn s8_4_usage_sums_equal_the_stores_and_cut_completions_stay_outside_the_totals(
 
     let report = store.usage_since(since).expect("usage");
     // The store's own sums, by a plain query over the same turns.
-    let expected: Vec<(String, String, i64, i64, i64, i64, Option<i64>)> = store
+    let expected: Vec<Sums> = store
         .conn
         .prepare(
             "SELECT agent, model, SUM(prompt_tokens), SUM(cached_prompt_tokens),
