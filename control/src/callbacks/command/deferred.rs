@@ -84,8 +84,14 @@ async fn deliver(url: &ResponseUrl, body: &Value) {
     if body.as_object().is_some_and(serde_json::Map::is_empty) {
         return;
     }
-    let client = reqwest::Client::new();
-    match client.post(url.as_str()).json(body).send().await {
+    // Mattermost's hook answers at once; a hung one is not waited on forever.
+    let sent = reqwest::Client::new()
+        .post(url.as_str())
+        .timeout(Duration::from_secs(30))
+        .json(body)
+        .send()
+        .await;
+    match sent {
         Ok(response) if response.status().is_success() => {}
         Ok(response) => {
             warn!(status = %response.status(), "the command's response_url refused the answer")
