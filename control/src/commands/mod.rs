@@ -15,6 +15,14 @@ pub const ROUTE: &str = "/mattermost/command";
 /// The command's one-line description in Mattermost's autocomplete.
 pub const DESCRIPTION: &str = "Inspect, steer and stop Collegium's agents in this channel";
 
+/// Who sees a subcommand's answer (§8.4): the invoker alone, or the
+/// channel, through a notice the system bot posts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Ephemeral,
+    Posts,
+}
+
 /// One subcommand, as a person types it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Subcommand {
@@ -23,6 +31,28 @@ pub struct Subcommand {
     pub arguments: &'static str,
     /// One line of help.
     pub help: &'static str,
+    /// Whether its answer is the invoker's alone or posted (§8.4).
+    pub answer: Answer,
+}
+
+impl Subcommand {
+    /// How a person types it: the name and its arguments, as the hint and
+    /// the listing show it and as a missing argument is answered.
+    pub fn usage(&self) -> String {
+        if self.arguments.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} {}", self.name, self.arguments)
+        }
+    }
+}
+
+/// The subcommand a typed word names, case-insensitively: the parser's one
+/// lookup, so nothing is dispatched that `SUBCOMMANDS` does not declare.
+pub fn parse(word: &str) -> Option<&'static Subcommand> {
+    SUBCOMMANDS
+        .iter()
+        .find(|s| s.name.eq_ignore_ascii_case(word))
 }
 
 /// Every subcommand, in the order §8.4 lists them.
@@ -31,102 +61,99 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "trace",
         arguments: "{post-id}",
         help: "the full tool trace of a turn, what started it, what it read and cost",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "forget",
         arguments: "{post-id}",
         help: "remove a post from agent context and from every queue",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "clear",
         arguments: "[--memories]",
         help: "delete every post here and every agent's record of them, after a confirmation",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "reset",
         arguments: "{agent}",
         help: "mark an episode boundary for an agent here",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "stop",
         arguments: "",
         help: "stop the turns here at the next boundary",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "kill",
         arguments: "",
         help: "abandon the turns here at once",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "steer",
         arguments: "[{agent}] {text}",
         help: "hand one instruction to a running turn here",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "resume",
         arguments: "",
         help: "clear a global halt",
+        answer: Answer::Posts,
     },
     Subcommand {
         name: "approvals",
         arguments: "[{agent}]",
         help: "every approval and question still waiting on a person",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "queue",
         arguments: "{agent} [clear]",
         help: "the agent's lane and queue here, or discard the queue",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "triggers",
         arguments: "{agent}",
         help: "outstanding triggers",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "memory",
         arguments: "{agent} [prune {reference}]",
         help: "inspect and prune an agent's memories",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "units",
         arguments: "{agent} [cancel {reference}]",
         help: "open work units here, or cancel one",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "inspect",
         arguments: "{agent}",
         help: "an agent's model, limits, tools, skills, schedules and prompt",
+        answer: Answer::Ephemeral,
     },
     Subcommand {
         name: "usage",
         arguments: "",
         help: "token usage per agent and model over the last 24 hours",
+        answer: Answer::Ephemeral,
     },
 ];
 
-/// The subcommands this build serves (`callbacks/command.rs` dispatches
-/// each); the rest answer that they are not available yet. No text the
-/// framework writes points a person at one this build does not serve (A4).
-pub const SERVED: &[&str] = &[
-    "trace",
-    "forget",
-    "clear",
-    "reset",
-    "stop",
-    "kill",
-    "steer",
-    "resume",
-    "approvals",
-    "queue",
-    "triggers",
-    "memory",
-    "units",
-];
-
-/// `/collegium NAME` where this build serves it: the only way a notice or a
-/// status post points a person at a subcommand.
+/// `/collegium NAME` for a declared subcommand: the only way a notice or a
+/// status post points a person at one, so no text names a subcommand that
+/// does not exist (A4).
 pub fn pointer(name: &str) -> Option<String> {
-    SERVED.contains(&name).then(|| format!("/collegium {name}"))
+    parse(name).map(|s| format!("/collegium {}", s.name))
 }
 
 /// The autocomplete hint: every subcommand with its arguments. A custom slash
@@ -135,13 +162,7 @@ pub fn pointer(name: &str) -> Option<String> {
 pub fn hint() -> String {
     SUBCOMMANDS
         .iter()
-        .map(|s| {
-            if s.arguments.is_empty() {
-                s.name.to_string()
-            } else {
-                format!("{} {}", s.name, s.arguments)
-            }
-        })
+        .map(Subcommand::usage)
         .collect::<Vec<_>>()
         .join(" | ")
 }
@@ -150,12 +171,15 @@ pub fn hint() -> String {
 pub fn listing() -> String {
     let mut out = String::from("Usage: /collegium <subcommand>\n");
     for s in SUBCOMMANDS {
-        let usage = if s.arguments.is_empty() {
-            s.name.to_string()
-        } else {
-            format!("{} {}", s.name, s.arguments)
+        let seen = match s.answer {
+            Answer::Ephemeral => "only you see the answer",
+            Answer::Posts => "posts in the channel",
         };
-        out.push_str(&format!("- `/collegium {usage}` — {}\n", s.help));
+        out.push_str(&format!(
+            "- `/collegium {}` — {} ({seen})\n",
+            s.usage(),
+            s.help
+        ));
     }
     out
 }
@@ -185,11 +209,35 @@ mod tests {
     }
 
     #[test]
-    fn s8_4_a_pointer_names_only_a_served_subcommand() {
-        for name in SERVED {
-            assert!(SUBCOMMANDS.iter().any(|s| s.name == *name), "{name}");
-            assert_eq!(pointer(name), Some(format!("/collegium {name}")));
+    fn s8_4_a_pointer_names_only_a_declared_subcommand() {
+        for s in SUBCOMMANDS {
+            assert_eq!(pointer(s.name), Some(format!("/collegium {}", s.name)));
         }
-        assert_eq!(pointer("inspect"), None, "inspect is not served yet");
+        assert_eq!(pointer("rewind"), None, "no such subcommand");
+    }
+
+    #[test]
+    fn s8_4_the_parser_the_listing_and_the_hint_all_read_the_one_declaration() {
+        let listing = listing();
+        let hint = hint();
+        for s in SUBCOMMANDS {
+            assert_eq!(parse(s.name), Some(s));
+            assert_eq!(parse(&s.name.to_uppercase()), Some(s), "case-insensitive");
+            let line = format!("- `/collegium {}` — {}", s.usage(), s.help);
+            let line = listing
+                .lines()
+                .find(|l| l.starts_with(&line))
+                .unwrap_or_else(|| panic!("{} missing from the listing", s.name));
+            let seen = match s.answer {
+                Answer::Ephemeral => "(only you see the answer)",
+                Answer::Posts => "(posts in the channel)",
+            };
+            assert!(line.ends_with(seen), "{line}");
+            assert!(hint.split(" | ").any(|h| h == s.usage()), "{}", s.name);
+        }
+        assert_eq!(parse("nonsense"), None);
+        assert_eq!(parse(""), None);
+        assert_eq!(parse("inspect").map(|s| s.answer), Some(Answer::Ephemeral));
+        assert_eq!(parse("forget").map(|s| s.answer), Some(Answer::Posts));
     }
 }

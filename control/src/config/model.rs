@@ -147,6 +147,12 @@ pub struct Limits {
     /// that cannot be confirmed (§7.1).
     #[schemars(range(min = 1))]
     pub tool_call_deadline_secs: u32,
+    /// How long a `/collegium` subcommand may take to answer before it
+    /// answers at once that it is working and finishes through the
+    /// command's `response_url`, in milliseconds. Mattermost waits only its
+    /// outgoing-request timeout (30 s by default) for an answer (§8.4).
+    #[schemars(range(min = 1, max = 25_000))]
+    pub command_answer_ms: u32,
 }
 
 impl Default for Limits {
@@ -168,6 +174,7 @@ impl Default for Limits {
             stall_queue_secs: 900,
             stall_turn_secs: 1_200,
             tool_call_deadline_secs: 120,
+            command_answer_ms: 3_000,
         }
     }
 }

@@ -20,6 +20,14 @@ pub fn default_context_budget(turn_ceiling: u32) -> u32 {
     percent_of(turn_ceiling, DEFAULT_CONTEXT_BUDGET_PERCENT_OF_CEILING)
 }
 
+/// How long a tool result may be, in characters, before it enters a turn's
+/// context as a view: a fixed share of the turn ceiling, at most a fixed
+/// size (§3.8). The turn and `/collegium inspect` both read it here.
+pub fn result_view_chars(turn_ceiling_tokens: u32) -> usize {
+    let share = (turn_ceiling_tokens as usize) * 4 / 10;
+    share.clamp(1_000, crate::tools::core::VIEW_MAX_CHARS)
+}
+
 fn percent_of(value: u32, percent: u64) -> u32 {
     // value * percent / 100 never exceeds value, so it fits back into u32.
     u32::try_from(u64::from(value) * percent / 100).unwrap_or(value)

@@ -196,6 +196,7 @@ fn context(
             .iter()
             .map(|a| (a.username.clone(), a.display_name.clone()))
             .collect(),
+        schedules: crate::triggers::scheduler::declared(boot.loaded),
         controls: Controls::default(),
         parked: Arc::new(crate::approvals::Parked::default()),
         decision_key: command_token.clone(),

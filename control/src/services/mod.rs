@@ -62,6 +62,9 @@ pub struct Services {
     /// What a trigger sender presents on the trigger route; none closes the
     /// route (§6.4).
     pub trigger_secret: Option<String>,
+    /// Every declared schedule, read at boot (§4.2), for
+    /// `/collegium inspect` (§8.4).
+    pub schedules: Vec<crate::triggers::scheduler::Declared>,
     /// The main channel's id, where halts and boot notices go (§7.3, §7.4).
     pub main_channel_id: std::sync::OnceLock<String>,
 }

@@ -41,6 +41,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_search"),
     migration!(12, "0012_units"),
     migration!(13, "0013_clear"),
+    migration!(14, "0014_usage"),
 ];
 
 /// The schema version this build writes.

@@ -19,6 +19,7 @@ mod traces;
 mod triggers;
 mod turns;
 mod units;
+mod usage;
 pub mod worker_calls;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ pub use units::{
     ClosedBy, NewClose, NewReport, NewUnit, Unit, UnitReport, UnitState, parse_unit_label,
     unit_label,
 };
+pub use usage::{CutBy, CutRow, UsageReport, UsageRow};
 
 /// Milliseconds since the Unix epoch, as Mattermost writes times.
 pub type Millis = i64;

@@ -21,6 +21,29 @@ pub struct NewTurn {
     pub model: String,
 }
 
+/// Counts the event `(turn_id, seq)` in `turn_cuts` where it records a
+/// completion cut short: a time limit's completion, whose usage is the
+/// estimate, or a steer or fold that aborted one (§7.2, §7.5, §4.4).
+const CUT_ACCOUNTING: &str = "
+    INSERT INTO turn_cuts (turn_id, cut_by, completions, estimated_tokens)
+    SELECT turn_id,
+           CASE kind WHEN 'completion' THEN 'time_limit' ELSE kind END,
+           1,
+           COALESCE(
+               CASE WHEN kind = 'completion'
+                    THEN json_extract(detail, '$.usage.prompt_tokens')
+                         + json_extract(detail, '$.usage.completion_tokens')
+                    ELSE json_extract(detail, '$.aborted_completion.prompt_tokens')
+                         + json_extract(detail, '$.aborted_completion.completion_tokens')
+               END, 0)
+    FROM turn_events
+    WHERE turn_id = ?1 AND seq = ?2
+      AND (kind = 'completion' AND json_extract(detail, '$.finish') = 'TimeLimit'
+           OR kind IN ('steer', 'fold') AND json_extract(detail, '$.aborted_completion') IS NOT NULL)
+    ON CONFLICT (turn_id, cut_by) DO UPDATE SET
+        completions = completions + 1,
+        estimated_tokens = estimated_tokens + excluded.estimated_tokens";
+
 impl Store {
     pub fn open_turn(&self, turn: &NewTurn) -> Result<(), StoreError> {
         self.conn.execute(
@@ -144,12 +167,15 @@ impl Store {
         event: &TurnEvent,
         reasoning: Option<&str>,
     ) -> Result<i64, StoreError> {
-        let seq: i64 = self.conn.query_row(
+        // One transaction: the event, and the accounting it implies on the
+        // turn's record, land together or not at all.
+        let tx = self.conn.unchecked_transaction()?;
+        let seq: i64 = tx.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_events WHERE turn_id = ?1",
             params![event.turn_id],
             |row| row.get(0),
         )?;
-        self.conn.execute(
+        tx.execute(
             "INSERT INTO turn_events (turn_id, seq, at, kind, call_id, tool, arguments, content, detail, reasoning)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
@@ -168,11 +194,15 @@ impl Store {
         if event.kind == TraceKind::Steer {
             // The turn's own row says a person steered it (§7.5), beside
             // the trace that keeps the text.
-            self.conn.execute(
+            tx.execute(
                 "UPDATE turns SET steered = 1 WHERE id = ?1",
                 params![event.turn_id],
             )?;
         }
+        // A completion cut short is counted on the turn's accounting, which
+        // a clear keeps while it deletes the event (§8.5, §8.4 `usage`).
+        tx.execute(CUT_ACCOUNTING, params![event.turn_id, seq])?;
+        tx.commit()?;
         Ok(seq)
     }
 

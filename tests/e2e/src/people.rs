@@ -297,6 +297,23 @@ impl Harness {
         .await;
     }
 
+    /// Makes Mattermost take `delay_ms` over the next `times` requests
+    /// matching `method` and `path_prefix`, then answer them with `status`.
+    pub async fn fault_slowly(
+        &self,
+        method: &str,
+        path_prefix: &str,
+        status: u16,
+        delay_ms: u64,
+        times: u32,
+    ) {
+        self.sim_post(
+            "faults",
+            json!([{"method": method, "path_prefix": path_prefix, "status": status, "delay_ms": delay_ms, "times": times}]),
+        )
+        .await;
+    }
+
     /// Drops every socket, as a network blip would.
     pub async fn blip(&self) {
         self.sim_post("ws/drop", json!({})).await;

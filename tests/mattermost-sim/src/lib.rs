@@ -49,6 +49,7 @@ pub fn build(options: &Options) -> anyhow::Result<(AppState, Router)> {
             "/api/v4",
             api::routes().layer(middleware::from_fn_with_state(sim.clone(), control::faults)),
         )
+        .merge(api::command_hooks::routes())
         .merge(control::routes())
         .merge(web::routes())
         .fallback(fallback)

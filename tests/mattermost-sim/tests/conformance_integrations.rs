@@ -1104,3 +1104,148 @@ async fn a_bare_ip_entry_matches_only_urls_that_literally_use_that_ip() {
         .expect_error(500, "api.command.execute_command.failed.app_error");
     assert_eq!(integration.requests().len(), 1);
 }
+
+// ---- response_url (contract §D.3) -------------------------------------------
+
+/// Executes `/agents hi` as ada and answers the `response_url` the
+/// integration was given.
+async fn response_url(scene: &Scene, integration: &Integration) -> String {
+    execute(&scene.ada, scene, "/agents hi").await.expect(200);
+    let requests = integration.requests();
+    let form = requests.last().expect("a request").form();
+    field(&form, "response_url").to_string()
+}
+
+/// POSTs `body` to a response URL as an integration would, unauthenticated.
+async fn answer_later(url: &str, body: Value) -> support::Answer {
+    let path = url::Url::parse(url).expect("url").path().to_string();
+    Client::anonymous(&url[..url.len() - path.len()])
+        .post(&path, body)
+        .await
+}
+
+#[tokio::test]
+async fn response_url_answers_ephemerally_or_in_channel_and_each_execution_has_its_own() {
+    let scene = scene().await;
+    let integration = Integration::start().await;
+    integration.reply("/cmd", Reply::json(json!({"text": "working on it"})));
+    register(&scene, "agents", &integration.at("/cmd")).await;
+    let (mut ada_socket, _) = Socket::open(
+        &scene.world.ws(),
+        scene.ada.token.as_deref().expect("token"),
+    )
+    .await;
+    let (mut bea_socket, _) = Socket::open(
+        &scene.world.ws(),
+        scene.bea.token.as_deref().expect("token"),
+    )
+    .await;
+    let url = response_url(&scene, &integration).await;
+    let other = response_url(&scene, &integration).await;
+    assert_ne!(url, other, "a hook per execution");
+    ada_socket.drain_events().await;
+
+    // Ephemeral (the default): the invoker alone, in the channel, unstored.
+    let answer = answer_later(&url, json!({"text": "done, privately"})).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.body, json!("ok"));
+    assert_eq!(
+        answer
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/plain")
+    );
+    let frames = ada_socket.drain_events().await;
+    let ephemeral = named(&frames, "ephemeral_message");
+    assert_eq!(ephemeral.len(), 1, "{frames:?}");
+    let post = Socket::inner(ephemeral[0], "post");
+    assert_eq!(post["message"], "done, privately");
+    assert_eq!(post["channel_id"], scene.channel["id"]);
+    assert_eq!(post["user_id"], scene.ada_user["id"]);
+    assert!(named(&bea_socket.drain_events().await, "ephemeral_message").is_empty());
+
+    // In channel: a post by the invoker that everyone sees.
+    answer_later(
+        &url,
+        json!({"response_type": "in_channel", "text": "done, for all"}),
+    )
+    .await
+    .expect(200);
+    let frames = bea_socket.drain_events().await;
+    let posted = named(&frames, "posted");
+    assert_eq!(posted.len(), 1, "{frames:?}");
+    let post = Socket::inner(posted[0], "post");
+    assert_eq!(post["message"], "done, for all");
+    assert_eq!(post["user_id"], scene.ada_user["id"]);
+    assert_eq!(post["props"]["from_webhook"], "true");
+
+    // A body that is not JSON is the text of an ephemeral answer.
+    let plain = Client::anonymous(&scene.world.base)
+        .send_bytes(
+            "POST",
+            url::Url::parse(&url).expect("url").path(),
+            "text/plain",
+            b"plain words".to_vec(),
+        )
+        .await;
+    assert_eq!(plain.status, 200);
+    let frames = ada_socket.drain_events().await;
+    let post = Socket::inner(named(&frames, "ephemeral_message")[0], "post");
+    assert_eq!(post["message"], "plain words");
+
+    // JSON that does not parse is refused.
+    Client::anonymous(&scene.world.base)
+        .send_bytes(
+            "POST",
+            url::Url::parse(&url).expect("url").path(),
+            "application/json",
+            b"{not json".to_vec(),
+        )
+        .await
+        .expect_error(400, "web.command_webhook.parse.app_error");
+}
+
+#[tokio::test]
+async fn response_url_takes_five_answers_lives_thirty_minutes_and_refuses_unknown_hooks() {
+    let scene = scene().await;
+    let integration = Integration::start().await;
+    integration.reply("/cmd", Reply::json(json!({})));
+    register(&scene, "agents", &integration.at("/cmd")).await;
+    let url = response_url(&scene, &integration).await;
+    for n in 1..=5 {
+        answer_later(&url, json!({"text": format!("answer {n}")}))
+            .await
+            .expect(200);
+    }
+    answer_later(&url, json!({"text": "a sixth"}))
+        .await
+        .expect_error(400, "app.command_webhook.try_use.invalid");
+
+    // A fresh hook answers until 30 minutes have passed, then reads as
+    // one that never existed.
+    clock(&scene.world.base, json!({"freeze": true})).await;
+    let fresh = response_url(&scene, &integration).await;
+    clock(&scene.world.base, json!({"advance_ms": 30 * 60 * 1000 - 1})).await;
+    answer_later(&fresh, json!({"text": "just in time"}))
+        .await
+        .expect(200);
+    clock(&scene.world.base, json!({"advance_ms": 1})).await;
+    answer_later(&fresh, json!({"text": "too late"}))
+        .await
+        .expect_error(404, "app.command_webhook.get.missing");
+
+    let base = &scene.world.base;
+    answer_later(
+        &format!("{base}/hooks/commands/{}", "a".repeat(26)),
+        json!({"text": "x"}),
+    )
+    .await
+    .expect_error(404, "app.command_webhook.get.missing");
+    answer_later(
+        &format!("{base}/hooks/commands/short"),
+        json!({"text": "x"}),
+    )
+    .await
+    .expect_error(400, "api.context.invalid_url_param.app_error");
+}

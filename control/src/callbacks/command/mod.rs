@@ -2,7 +2,7 @@
 //! with the command's token checked on every request (§6.4). A bare
 //! `/collegium` lists the subcommands; `stop` and `kill` halt the turns
 //! running in the channel and say so visibly; `queue` and `approvals` show
-//! what waits. Subcommands not built yet answer that plainly.
+//! what waits; each other subcommand has its own file here.
 
 use std::fmt::Write as _;
 
@@ -14,14 +14,17 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 pub(super) mod clear;
+mod deferred;
 mod deliver;
 mod forgetting;
+mod inspect;
 mod memory;
 mod notice;
 mod trace;
 mod triggers;
 mod unit_cancel;
 mod units;
+mod usage;
 
 use crate::approvals::presence::presence;
 use crate::approvals::question;
@@ -32,7 +35,7 @@ use crate::services::{Halt, Services, Steer, SteerRefused};
 use crate::store::decisions::DecisionRecord;
 use crate::store::{Millis, ObservedChannel};
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 pub struct CommandRequest {
     token: String,
@@ -42,6 +45,8 @@ pub struct CommandRequest {
     text: String,
     /// What a dialog opened in answer must carry (`clear`, §8.5).
     trigger_id: String,
+    /// Where an answer not ready within the deadline goes (§8.4).
+    response_url: String,
 }
 
 pub(super) fn ephemeral(text: &str) -> Json<Value> {
@@ -60,34 +65,65 @@ pub async fn command(
         return Err(StatusCode::UNAUTHORIZED);
     }
     let mut words = request.text.split_whitespace();
-    let sub = words.next().unwrap_or_default().to_lowercase();
+    let typed = words.next().unwrap_or_default().to_lowercase();
     let rest: Vec<&str> = words.collect();
-    info!(user = %request.user_name, subcommand = %sub, "command");
-    Ok(match sub.as_str() {
-        "" | "help" => ephemeral(&commands::listing()),
-        "stop" | "kill" => halt(services, &request, sub == "kill").await,
+    info!(user = %request.user_name, subcommand = %typed, "command");
+    // The parser's one lookup is `SUBCOMMANDS` (§8.4): a word nothing
+    // declares answers with the listing, as a bare `/collegium` does.
+    let Some(sub) = commands::parse(&typed) else {
+        return Ok(if typed.is_empty() || typed == "help" {
+            ephemeral(&commands::listing())
+        } else {
+            ephemeral(&format!(
+                "There is no subcommand `{typed}`.\n{}",
+                commands::listing()
+            ))
+        });
+    };
+    // Every subcommand runs under the one deadline Mattermost's patience
+    // sets; a slow one finishes through the command's response_url (§8.4).
+    let deadline = std::time::Duration::from_millis(u64::from(services.limits.command_answer_ms));
+    let hook =
+        deferred::ResponseUrl::parse(&request.response_url, services.system_bot.rest.base_url());
+    let rest: Vec<String> = rest.into_iter().map(str::to_string).collect();
+    let routes = routes.clone();
+    Ok(deferred::within(deadline, hook, async move {
+        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+        dispatch(&routes, &request, sub, &rest).await
+    })
+    .await)
+}
+
+/// One declared subcommand, run.
+async fn dispatch(
+    routes: &super::Routes,
+    request: &CommandRequest,
+    sub: &commands::Subcommand,
+    rest: &[&str],
+) -> Json<Value> {
+    let services = &routes.services;
+    match sub.name {
+        "stop" | "kill" => halt(services, request, sub.name == "kill").await,
         "queue" if rest.get(1).is_some_and(|w| w.eq_ignore_ascii_case("clear")) => {
-            forgetting::clear_queue(services, &request, &rest).await
+            forgetting::clear_queue(services, request, rest).await
         }
-        "queue" => queue(services, &request, rest.first().copied()).await,
-        "forget" => forgetting::forget(services, &request, &rest).await,
-        "clear" => clear::clear(services, &request, &rest).await,
-        "reset" => forgetting::reset(services, &request, &rest).await,
-        "approvals" => approvals(services, &request, rest.first().copied()).await,
-        "steer" => steer(services, &request, &rest).await,
-        "units" => units::units(services, &request, &rest).await,
-        "memory" => memory::memory(services, &request, &rest).await,
-        "triggers" => triggers::triggers(services, &request, &rest).await,
-        "trace" => trace::trace(services, &request, &rest).await,
-        "resume" => resume(services, &routes.lanes, &request).await,
-        known if commands::SUBCOMMANDS.iter().any(|s| s.name == known) => ephemeral(&format!(
+        "queue" => queue(services, request, rest.first().copied()).await,
+        "forget" => forgetting::forget(services, request, rest).await,
+        "clear" => clear::clear(services, request, rest).await,
+        "reset" => forgetting::reset(services, request, rest).await,
+        "approvals" => approvals(services, request, rest.first().copied()).await,
+        "steer" => steer(services, request, rest).await,
+        "units" => units::units(services, request, rest).await,
+        "memory" => memory::memory(services, request, rest).await,
+        "triggers" => triggers::triggers(services, request, rest).await,
+        "trace" => trace::trace(services, request, rest).await,
+        "resume" => resume(services, &routes.lanes, request).await,
+        "inspect" => inspect::inspect(services, request, rest).await,
+        "usage" => usage::usage(services, request, rest).await,
+        known => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
-        other => ephemeral(&format!(
-            "There is no subcommand `{other}`.\n{}",
-            commands::listing()
-        )),
-    })
+    }
 }
 
 /// `stop` and `kill` (§7.5): every turn running here is halted; the notice

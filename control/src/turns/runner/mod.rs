@@ -24,7 +24,7 @@ use crate::status::{CallLine, Disposition, Ending};
 use crate::store::{
     Millis, NewTurn, ObservedPost, StoreError, TraceKind, TurnCause, TurnEnd, TurnEvent,
 };
-use crate::tools::core::{ResultViews, VIEW_MAX_CHARS};
+use crate::tools::core::ResultViews;
 
 mod acting;
 mod asking;

@@ -195,8 +195,7 @@ impl Turn<'_> {
     /// How long a result may be before it enters as a view: a fixed share
     /// of the ceiling, at most a fixed size (§3.8).
     pub(super) fn view_limit(&self) -> usize {
-        let share = (self.seat.agent.limits.turn_ceiling_tokens as usize) * 4 / 10;
-        share.clamp(1_000, VIEW_MAX_CHARS)
+        crate::context::sizing::result_view_chars(self.seat.agent.limits.turn_ceiling_tokens)
     }
 
     /// Before each completion: over the ceiling, results the model already

@@ -333,6 +333,8 @@ pub async fn run(
         .split_once(char::is_whitespace)
         .unwrap_or((&text[1..], ""));
     let trigger = word.to_lowercase();
+    // Every execution gets its own response_url (`CreateCommandWebhook`).
+    let hook_id = new_id();
     let (command, fields) = {
         let data = sim.data();
         if !data.settings.enable_commands {
@@ -375,7 +377,7 @@ pub async fn run(
             ("text".to_string(), rest.trim().to_string()),
             (
                 "response_url".to_string(),
-                format!("{site_url}/hooks/commands/{}", command.id),
+                format!("{site_url}/hooks/commands/{hook_id}"),
             ),
         ];
         if !request.root_id.is_empty() {
@@ -384,6 +386,7 @@ pub async fn run(
         fields.extend(mention_fields(&data, rest, &team_id));
         (command, fields)
     };
+    super::command_hooks::record(sim, &hook_id, &command.id, user_id, &request);
     let mut fields = fields;
     fields.push((
         "trigger_id".to_string(),
@@ -433,11 +436,25 @@ pub async fn run(
             ..CommandResponse::default()
         }
     };
-    answer(sim, user_id, &command, &request, &response)?;
-    for extra in &response.extra_responses {
-        answer(sim, user_id, &command, &request, extra)?;
-    }
+    answer_all(sim, user_id, &command, &request, &response)?;
     Ok(response)
+}
+
+/// Acts on a command response and each of its extra responses (contract
+/// §D.3), whether the command's own answer or one through its
+/// `response_url`.
+pub(super) fn answer_all(
+    sim: &AppState,
+    user_id: &str,
+    command: &Command,
+    request: &ExecuteCommand,
+    response: &CommandResponse,
+) -> ApiResult<()> {
+    answer(sim, user_id, command, request, response)?;
+    for extra in &response.extra_responses {
+        answer(sim, user_id, command, request, extra)?;
+    }
+    Ok(())
 }
 
 /// Acts on one command response (contract §D.3): an in-channel post

@@ -3,6 +3,7 @@
 pub mod actions;
 mod bots;
 mod channels;
+pub mod command_hooks;
 pub mod commands;
 mod files;
 pub mod posts;

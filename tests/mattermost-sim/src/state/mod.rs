@@ -70,6 +70,8 @@ pub struct Transient {
     /// Every REST request served, as `METHOD /api/v4/path`, oldest first:
     /// tests prove what a client did not ask.
     pub requests: Vec<String>,
+    /// Each slash command execution's `response_url`, by hook id.
+    pub command_hooks: HashMap<String, crate::api::command_hooks::CommandHook>,
 }
 
 pub struct Sim {
