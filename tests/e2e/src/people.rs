@@ -90,6 +90,36 @@ impl Harness {
             .with_token(login["token"].as_str().expect("token"))
     }
 
+    /// A file's bytes as `user` downloads them (contract §A.8).
+    pub async fn file_bytes(&self, user: &str, file_id: &str) -> Vec<u8> {
+        let login = self.sim_post("login", json!({"as": user})).await;
+        reqwest::Client::new()
+            .get(format!("{}/api/v4/files/{file_id}", self.mattermost.url))
+            .bearer_auth(login["token"].as_str().expect("token"))
+            .send()
+            .await
+            .expect("download")
+            .error_for_status()
+            .expect("readable by its recipient")
+            .bytes()
+            .await
+            .expect("bytes")
+            .to_vec()
+    }
+
+    /// Merges `patch` into the simulator's server settings
+    /// (`max_post_size`, …), as an administrator changing them would.
+    pub async fn sim_settings(&self, patch: Value) {
+        reqwest::Client::new()
+            .put(format!("{}/_sim/settings", self.mattermost.url))
+            .json(&patch)
+            .send()
+            .await
+            .expect("settings")
+            .error_for_status()
+            .expect("settings accepted");
+    }
+
     /// The direct message between a person and an agent.
     pub async fn dm(&self, person: &str, agent: &str) -> String {
         let (a, b) = (self.user(person).await, self.user(agent).await);

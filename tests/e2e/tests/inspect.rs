@@ -109,3 +109,43 @@ async fn s8_4_a_slow_answer_says_it_is_working_and_finishes_through_the_response
     );
     assert_eq!(later["channel_id"], square.as_str());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s8_4_an_answer_over_the_post_limit_arrives_whole_as_a_file_in_a_dm() {
+    let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
+    let square = square_with(&h, &["ana", "bo"]).await;
+    // An administrator lowers the limit while the daemon runs: it is read
+    // when the answer is given, not at boot.
+    h.sim_settings(serde_json::json!({"max_post_size": 1500}))
+        .await;
+    let since = now_ms() - 1;
+    h.command("ana", &square, "/collegium inspect mira").await;
+    let pointer = h
+        .wait_ephemeral("ana", "over this server's post limit of 1500")
+        .await;
+    let pointer = pointer["message"].as_str().expect("text");
+    assert!(
+        pointer.contains("as the file `collegium-inspect-mira.md`"),
+        "{pointer}"
+    );
+    let dm = h.dm("ana", "collegium").await;
+    let delivered = h.wait_post(&dm, "collegium", "is attached", since).await;
+    assert_eq!(delivered.file_ids.len(), 1, "{}", delivered.message);
+    let whole = String::from_utf8(h.file_bytes("ana", &delivered.file_ids[0]).await).expect("text");
+    assert!(whole.chars().count() > 1500, "{}", whole.len());
+    for part in [
+        "- Model: `demo`",
+        "System prompt:\n",
+        "lists them first):\n",
+    ] {
+        assert!(whole.contains(part), "{part} missing: nothing is cut");
+    }
+    // It was never posted where another member would see it.
+    assert!(
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.contains("System prompt:")),
+        "never posted in the channel"
+    );
+}

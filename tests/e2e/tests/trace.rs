@@ -196,7 +196,7 @@ async fn s8_3_a_600_event_trace_over_the_post_limit_arrives_as_a_file_in_a_dm_fr
     let dm = h.dm("ana", "collegium").await;
     let delivered = h.wait_post(&dm, "collegium", "is attached", since).await;
     assert_eq!(delivered.file_ids.len(), 1, "{}", delivered.message);
-    let bytes = file_bytes(&h, "ana", &delivered.file_ids[0]).await;
+    let bytes = h.file_bytes("ana", &delivered.file_ids[0]).await;
     let whole = String::from_utf8(bytes).expect("text");
     assert!(
         whole.chars().count() > 16_383,
@@ -216,31 +216,6 @@ async fn s8_3_a_600_event_trace_over_the_post_limit_arrives_as_a_file_in_a_dm_fr
             .any(|p| p.message.contains("**Trace of")),
         "the trace is never posted in the channel"
     );
-}
-
-/// A file's bytes as `user` downloads them (contract §A.8).
-async fn file_bytes(h: &e2e::Harness, user: &str, file_id: &str) -> Vec<u8> {
-    let login: Value = reqwest::Client::new()
-        .post(format!("{}/_sim/login", h.mattermost.url))
-        .json(&json!({"as": user}))
-        .send()
-        .await
-        .expect("login")
-        .json()
-        .await
-        .expect("json");
-    reqwest::Client::new()
-        .get(format!("{}/api/v4/files/{file_id}", h.mattermost.url))
-        .bearer_auth(login["token"].as_str().expect("token"))
-        .send()
-        .await
-        .expect("download")
-        .error_for_status()
-        .expect("readable by its recipient")
-        .bytes()
-        .await
-        .expect("bytes")
-        .to_vec()
 }
 
 #[tokio::test(flavor = "multi_thread")]

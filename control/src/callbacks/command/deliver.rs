@@ -14,9 +14,46 @@ use super::{CommandRequest, ephemeral};
 use crate::chat::directory::framework_post;
 use crate::services::Services;
 
+/// Every subcommand's answer passes here (the route's `dispatch`): an
+/// ephemeral text over the limit goes as a file, named for the command
+/// typed; any other answer is returned as it is.
+pub(super) async fn fit(
+    services: &Services,
+    request: &CommandRequest,
+    answer: Json<Value>,
+) -> Json<Value> {
+    let ephemeral_text = match (answer.0.get("response_type"), answer.0.get("text")) {
+        (Some(Value::String(kind)), Some(Value::String(text))) if kind == "ephemeral" => {
+            text.clone()
+        }
+        _ => return answer,
+    };
+    self::answer(services, request, &file_name(&request.text), ephemeral_text).await
+}
+
+/// `collegium-trace-PostId` for `/collegium trace PostId`: the words typed,
+/// kept to letters, digits and dashes so any client saves it as named.
+fn file_name(typed: &str) -> String {
+    let words: Vec<String> = typed
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .take(40)
+                .collect::<String>()
+        })
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .collect();
+    std::iter::once("collegium".to_string())
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// Answers `request` with `text`, as a file where it is over the limit.
-/// `name` names the file (`trace-{post}`), without its extension.
-pub(super) async fn answer(
+/// `name` names the file, without its extension.
+async fn answer(
     services: &Services,
     request: &CommandRequest,
     name: &str,
@@ -81,4 +118,20 @@ async fn as_file(
         .await
         .map_err(|e| format!("the direct message could not be posted: {e}"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name;
+
+    #[test]
+    fn s8_4_the_file_is_named_for_the_command_typed() {
+        assert_eq!(file_name("trace abc123"), "collegium-trace-abc123");
+        assert_eq!(
+            file_name("trace https://chat.example/team/pl/abc123"),
+            "collegium-trace-httpschatexampleteamplabc123"
+        );
+        assert_eq!(file_name("usage ../../etc"), "collegium-usage-etc");
+        assert_eq!(file_name(""), "collegium");
+    }
 }

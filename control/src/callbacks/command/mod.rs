@@ -102,7 +102,7 @@ async fn dispatch(
     rest: &[&str],
 ) -> Json<Value> {
     let services = &routes.services;
-    match sub.name {
+    let answer = match sub.name {
         "stop" | "kill" => halt(services, request, sub.name == "kill").await,
         "queue" if rest.get(1).is_some_and(|w| w.eq_ignore_ascii_case("clear")) => {
             forgetting::clear_queue(services, request, rest).await
@@ -123,7 +123,10 @@ async fn dispatch(
         known => ephemeral(&format!(
             "`/collegium {known}` is not available in this build yet."
         )),
-    }
+    };
+    // Nothing is cut: an ephemeral answer over the post limit goes whole
+    // as a file (§8.3, A4).
+    deliver::fit(services, request, answer).await
 }
 
 /// `stop` and `kill` (§7.5): every turn running here is halted; the notice

@@ -6,7 +6,7 @@
 use axum::Json;
 use serde_json::Value;
 
-use super::{CommandRequest, deliver, ephemeral};
+use super::{CommandRequest, ephemeral};
 use crate::approvals::presence::presence;
 use crate::commands::targets::post_reference;
 use crate::services::Services;
@@ -85,5 +85,5 @@ pub async fn trace(services: &Services, request: &CommandRequest, words: &[&str]
             name: &name,
         },
     );
-    deliver::answer(services, request, &format!("trace-{id}"), text).await
+    ephemeral(&text)
 }
