@@ -168,14 +168,19 @@ impl Store {
         reasoning: Option<&str>,
     ) -> Result<i64, StoreError> {
         // One transaction: the event, and the accounting it implies on the
-        // turn's record, land together or not at all.
-        let tx = self.conn.unchecked_transaction()?;
-        let seq: i64 = tx.query_row(
+        // turn's record, land together or not at all. Inside a caller's
+        // transaction (`Store::bulk`) that one already holds them together.
+        let tx = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction()?)
+        } else {
+            None
+        };
+        let seq: i64 = self.conn.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM turn_events WHERE turn_id = ?1",
             params![event.turn_id],
             |row| row.get(0),
         )?;
-        tx.execute(
+        self.conn.execute(
             "INSERT INTO turn_events (turn_id, seq, at, kind, call_id, tool, arguments, content, detail, reasoning)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
@@ -194,15 +199,18 @@ impl Store {
         if event.kind == TraceKind::Steer {
             // The turn's own row says a person steered it (§7.5), beside
             // the trace that keeps the text.
-            tx.execute(
+            self.conn.execute(
                 "UPDATE turns SET steered = 1 WHERE id = ?1",
                 params![event.turn_id],
             )?;
         }
         // A completion cut short is counted on the turn's accounting, which
         // a clear keeps while it deletes the event (§8.5, §8.4 `usage`).
-        tx.execute(CUT_ACCOUNTING, params![event.turn_id, seq])?;
-        tx.commit()?;
+        self.conn
+            .execute(CUT_ACCOUNTING, params![event.turn_id, seq])?;
+        if let Some(tx) = tx {
+            tx.commit()?;
+        }
         Ok(seq)
     }
 

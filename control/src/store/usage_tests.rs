@@ -125,12 +125,14 @@ fn s8_4_usage_sums_equal_the_stores_and_cut_completions_stay_outside_the_totals(
         json!({"by": "ana", "aborted_completion": {"estimated": true, "prompt_tokens": 200, "completion_tokens": 8, "reasoning_tokens": 0}}),
     );
     event(&store, "t2", TraceKind::Steer, json!({"by": "ana"}));
-    event(
-        &store,
+    // Appended inside a caller's transaction, as a bulk load does: counted
+    // all the same.
+    store.bulk(|s| event(
+        s,
         "t4",
         TraceKind::Fold,
         json!({"aborted_completion": {"estimated": true, "prompt_tokens": 50, "completion_tokens": 1, "reasoning_tokens": 0}}),
-    );
+    ));
     event(
         &store,
         "old",
