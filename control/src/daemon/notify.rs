@@ -42,7 +42,9 @@ impl Phase {
             Self::VerifyingModels => "store migrated; verifying models",
             Self::CheckingMattermost => "checking Mattermost",
             Self::ConnectingWorkers => "starting plugins and connecting workers",
-            Self::Recovering => "recording this run, sweeping the previous one, posting the boot notice",
+            Self::Recovering => {
+                "recording this run, sweeping the previous one, posting the boot notice"
+            }
             Self::Serving => "serving",
             Self::Stopping => "stopping",
         }

@@ -178,12 +178,7 @@ async fn i21_ready_follows_the_boot_notice_pings_stop_on_a_wedged_store_and_sigt
 
     daemon.terminate();
     let stopping = until(&said, "STOPPING=1", Duration::from_secs(3));
-    assert!(
-        stopping
-            .last()
-            .expect("STOPPING=1")
-            .has("STATUS=stopping")
-    );
+    assert!(stopping.last().expect("STOPPING=1").has("STATUS=stopping"));
     // The stop itself waits for the store, which the hook releases.
     daemon.wait_for("stopped cleanly");
 }
