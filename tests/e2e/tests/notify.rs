@@ -102,6 +102,11 @@ async fn i21_ready_follows_the_boot_notice_pings_stop_on_a_wedged_store_and_sigt
     let h = e2e::Harness::start().await;
     h.limits("debounce_window_ms = 0");
     h.provision().await.expect("provisioned");
+    // A plugin the daemon starts as its child: it must not speak for the
+    // daemon, so no READY=1 or STATUS= of its own reaches this socket.
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
     // A first run, stopped cleanly, so the second boot posts its notice.
     let mut first = h.daemon();
     first.wait_for("agents are listening");
@@ -181,4 +186,40 @@ async fn i21_ready_follows_the_boot_notice_pings_stop_on_a_wedged_store_and_sigt
     assert!(stopping.last().expect("STOPPING=1").has("STATUS=stopping"));
     // The stop itself waits for the store, which the hook releases.
     daemon.wait_for("stopped cleanly");
+}
+
+#[test]
+fn i21_a_worker_says_ready_once_its_socket_is_served() {
+    let dir = tempfile::tempdir().expect("dir");
+    let notify = dir.path().join("notify.sock");
+    let said = listen(&notify);
+    let socket = dir.path().join("toolset.sock");
+    let mut worker = Command::new(e2e::binary("collegium-fixture-toolset"))
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--audit")
+        .arg(dir.path().join("audit.jsonl"))
+        .arg("--record")
+        .arg(dir.path().join("asked.jsonl"))
+        .args(["--allow-uid", &nix::unistd::getuid().to_string()])
+        .env("NOTIFY_SOCKET", &notify)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the fixture toolset");
+    let ready = until(&said, "READY=1", Duration::from_secs(30));
+    let accepts = std::os::unix::net::UnixStream::connect(&socket).is_ok();
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let ready = ready.last().expect("READY=1");
+    assert!(
+        ready.has(&format!("STATUS=serving on {}", socket.display())),
+        "READY=1 names the socket served; said {:?}",
+        ready.lines
+    );
+    assert!(
+        accepts,
+        "the socket accepts connections once READY=1 is said"
+    );
 }
