@@ -315,9 +315,15 @@ async fn serve(
             _ = liveness.tick() => {
                 let boot_id = boot_id.clone();
                 let now = now_millis();
-                if let Err(error) = store.call(move |s| s.stamp_liveness(&boot_id, now)).await {
-                    warn!(%error, "could not stamp liveness");
-                }
+                let store = store.clone();
+                // Stamped beside the loop, not in it: a slow or wedged store
+                // must not keep a stop signal from being heard and said
+                // (`STOPPING=1`, issue 21).
+                tokio::spawn(async move {
+                    if let Err(error) = store.call(move |s| s.stamp_liveness(&boot_id, now)).await {
+                        warn!(%error, "could not stamp liveness");
+                    }
+                });
             }
         }
     };
