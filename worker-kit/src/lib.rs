@@ -9,5 +9,6 @@ pub mod client;
 pub mod deadline;
 pub mod grant;
 pub mod own_dir;
+pub mod ready;
 pub mod sandbox;
 pub mod serve;

@@ -125,6 +125,7 @@ pub async fn serve_routes(
                 let _ = stopped.await;
             }),
     );
+    crate::ready::serving(path);
     Ok(Serving {
         path: path.to_path_buf(),
         stop: Some(stop),

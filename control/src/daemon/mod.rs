@@ -7,6 +7,7 @@ mod grants;
 mod logging;
 mod mattermost;
 mod models;
+mod notify;
 mod runtime;
 mod seats;
 
@@ -26,6 +27,10 @@ pub use logging::init as init_logging;
 /// How often a running daemon stamps the store, so a crash leaves a last known
 /// alive time no older than this (§7.3).
 pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long the `test-hooks` build's SIGUSR1 wedges the store thread.
+#[cfg(feature = "test-hooks")]
+const TEST_WEDGE: Duration = Duration::from_secs(8);
 
 /// The store's file name inside the state directory.
 pub const STORE_FILE: &str = "collegium.db";
@@ -134,6 +139,9 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         schema_version = store.schema_version()?,
         "store open"
     );
+    // The store thread starts now, not after the handshakes, so the
+    // watchdog's probe has it to answer from the first ping on (issue 21).
+    let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -144,8 +152,15 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // Installed before anything else, so a stop that arrives while the
         // daemon is still verifying its models is a clean stop, not a kill.
         let signals = Signals::install().map_err(DaemonError::Runtime)?;
+        let _watchdog = notify::watchdog(store.clone());
+        #[cfg(feature = "test-hooks")]
+        let _wedge = notify::wedge_hook(store.clone(), TEST_WEDGE).map_err(DaemonError::Runtime)?;
+        notify::phase(notify::Phase::VerifyingModels);
+        notify::extend_start(models::VERIFY_DEADLINE * 2);
         models::verify_models(&loaded).await?;
+        notify::phase(notify::Phase::CheckingMattermost);
         let credentials = mattermost::check(&loaded).await?;
+        notify::phase(notify::Phase::ConnectingWorkers);
         let boot_id = uuid::Uuid::now_v7().to_string();
         // This boot's grant-signing key: every worker gets its public half at
         // the handshake, and it dies with the process (ARCHITECTURE §4).
@@ -186,7 +201,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         let mail = mailboxes.map(|(worker, _)| std::sync::Arc::new(worker));
         // Every grant is served before this boot counts as a run (A4).
         let offered = grants::offered(&loaded, &toolsets.registry, &workers)?;
-        let store = StoreHandle::spawn(store).map_err(DaemonError::Runtime)?;
+        notify::phase(notify::Phase::Recovering);
         let (previous, started) = record_start(&store, &boot_id).await?;
         let trigger_secret = loaded
             .config
@@ -218,6 +233,8 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         .await;
         let served = match agents {
             Ok(agents) => {
+                // The sweep ran and the boot notice was posted (§7.3).
+                notify::ready();
                 let served = serve(store, signals, boot_id).await;
                 agents.stop();
                 served
@@ -298,12 +315,19 @@ async fn serve(
             _ = liveness.tick() => {
                 let boot_id = boot_id.clone();
                 let now = now_millis();
-                if let Err(error) = store.call(move |s| s.stamp_liveness(&boot_id, now)).await {
-                    warn!(%error, "could not stamp liveness");
-                }
+                let store = store.clone();
+                // Stamped beside the loop, not in it: a slow or wedged store
+                // must not keep a stop signal from being heard and said
+                // (`STOPPING=1`, issue 21).
+                tokio::spawn(async move {
+                    if let Err(error) = store.call(move |s| s.stamp_liveness(&boot_id, now)).await {
+                        warn!(%error, "could not stamp liveness");
+                    }
+                });
             }
         }
     };
+    notify::stopping();
     let stopped = now_millis();
     store
         .call(move |s| s.record_clean_stop(&boot_id, stopped))

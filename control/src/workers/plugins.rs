@@ -310,6 +310,11 @@ async fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        // The daemon's own readiness and watchdog are not a plugin's to
+        // speak for: its notify socket is not inherited (issue 21).
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("WATCHDOG_USEC")
+        .env_remove("WATCHDOG_PID")
         .kill_on_drop(true);
     if let Some(user) = run_as {
         become_user(&mut command, user)?;

@@ -1,0 +1,225 @@
+//! Readiness and watchdog (issue 21, item 4): the real daemon against the
+//! simulators, with a notify socket the test binds and a watchdog the test
+//! asks for. `STATUS=` names each boot phase in order; `READY=1` arrives
+//! only after the boot notice is posted (§7.3); `WATCHDOG=1` pings arrive
+//! while the store and the event loop answer, and stop when the `test-hooks`
+//! build's SIGUSR1 wedges the store thread; SIGTERM sends `STOPPING=1` before
+//! the stop, even while the store is still wedged.
+
+use std::os::unix::net::UnixDatagram;
+use std::process::Command;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use e2e::people::now_ms;
+
+/// One notification as the daemon sent it, with when it arrived.
+struct Said {
+    at_ms: i64,
+    lines: Vec<String>,
+}
+
+impl Said {
+    fn has(&self, line: &str) -> bool {
+        self.lines.iter().any(|l| l == line)
+    }
+}
+
+/// Binds `path` as the notify socket; every datagram, as it arrives.
+fn listen(path: &std::path::Path) -> Receiver<Said> {
+    let socket = UnixDatagram::bind(path).expect("bind the notify socket");
+    let (send, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = socket.recv(&mut buffer) {
+            let text = String::from_utf8_lossy(&buffer[..n]).into_owned();
+            let lines = text
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            if send
+                .send(Said {
+                    at_ms: now_ms(),
+                    lines,
+                })
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    said
+}
+
+/// Everything said within `window`.
+fn during(said: &Receiver<Said>, window: Duration) -> Vec<Said> {
+    let until = Instant::now() + window;
+    let mut got = Vec::new();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match said.recv_timeout(left) {
+            Ok(one) => got.push(one),
+            Err(RecvTimeoutError::Timeout) => break,
+            Err(RecvTimeoutError::Disconnected) => panic!("the notify socket closed"),
+        }
+    }
+    got
+}
+
+/// Everything said up to and including the first datagram holding `line`.
+fn until(said: &Receiver<Said>, line: &str, within: Duration) -> Vec<Said> {
+    let deadline = Instant::now() + within;
+    let mut got = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        let Ok(one) = said.recv_timeout(left) else {
+            break;
+        };
+        let found = one.has(line);
+        got.push(one);
+        if found {
+            return got;
+        }
+    }
+    let seen: Vec<_> = got.iter().flat_map(|s| s.lines.clone()).collect();
+    panic!("no {line:?} within {within:?}; saw {seen:#?}");
+}
+
+fn pings(said: &[Said]) -> usize {
+    said.iter().filter(|s| s.has("WATCHDOG=1")).count()
+}
+
+fn signal(daemon: &e2e::Daemon, name: &str) {
+    let status = Command::new("kill")
+        .args([name, &daemon.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn i21_ready_follows_the_boot_notice_pings_stop_on_a_wedged_store_and_sigterm_says_stopping()
+{
+    let h = e2e::Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.provision().await.expect("provisioned");
+    // A plugin the daemon starts as its child: it must not speak for the
+    // daemon, so no READY=1 or STATUS= of its own reaches this socket.
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "fixture"]);
+    // A first run, stopped cleanly, so the second boot posts its notice.
+    let mut first = h.daemon();
+    first.wait_for("agents are listening");
+    first.terminate();
+    let _ = first.child.wait();
+    let square = e2e::scenario::square_with(&h, &[]).await;
+
+    let socket = h.dir.path().join("notify.sock");
+    let said = listen(&socket);
+    let since = now_ms();
+    let mut launcher = Command::new(e2e::binary("collegium"));
+    launcher
+        .env("NOTIFY_SOCKET", &socket)
+        // One second: a ping every half second, each probe bounded by 250 ms.
+        .env("WATCHDOG_USEC", "1000000");
+    let mut daemon = h.daemon_from(launcher);
+
+    let boot = until(&said, "READY=1", Duration::from_secs(60));
+    let ready_at = boot.last().expect("READY=1").at_ms;
+    let statuses: Vec<&str> = boot
+        .iter()
+        .flat_map(|s| &s.lines)
+        .filter_map(|l| l.strip_prefix("STATUS="))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            "store migrated; verifying models",
+            "checking Mattermost",
+            "starting plugins and connecting workers",
+            "recording this run, sweeping the previous one, posting the boot notice",
+            "serving",
+        ],
+        "each boot phase said in order, serving with READY=1"
+    );
+    assert!(
+        boot.iter().any(|s| s
+            .lines
+            .iter()
+            .any(|l| l.starts_with("EXTEND_TIMEOUT_USEC="))),
+        "more start time asked for while the models are verified"
+    );
+    let notice = h
+        .wait_post(&square, "collegium", "Collegium restarted", since)
+        .await;
+    assert!(
+        notice.create_at <= ready_at,
+        "READY=1 ({ready_at}) came before the boot notice ({})",
+        notice.create_at
+    );
+
+    let healthy = during(&said, Duration::from_secs(3));
+    assert!(
+        pings(&healthy) >= 3,
+        "a healthy daemon pings every half second; saw {}",
+        pings(&healthy)
+    );
+    assert!(
+        !healthy.iter().any(|s| s.has("READY=1")),
+        "READY=1 is said once"
+    );
+
+    // The test hook wedges the store thread for eight seconds.
+    signal(&daemon, "-USR1");
+    daemon.wait_for("test hook: wedging the store thread");
+    // A probe already past the store may still ping once.
+    let _ = during(&said, Duration::from_millis(800));
+    let wedged = during(&said, Duration::from_millis(2500));
+    assert_eq!(
+        pings(&wedged),
+        0,
+        "no ping while the store thread does not answer"
+    );
+
+    daemon.terminate();
+    let stopping = until(&said, "STOPPING=1", Duration::from_secs(3));
+    assert!(stopping.last().expect("STOPPING=1").has("STATUS=stopping"));
+    // The stop itself waits for the store, which the hook releases.
+    daemon.wait_for("stopped cleanly");
+}
+
+#[test]
+fn i21_a_worker_says_ready_once_its_socket_is_served() {
+    let dir = tempfile::tempdir().expect("dir");
+    let notify = dir.path().join("notify.sock");
+    let said = listen(&notify);
+    let socket = dir.path().join("toolset.sock");
+    let mut worker = Command::new(e2e::binary("collegium-fixture-toolset"))
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--audit")
+        .arg(dir.path().join("audit.jsonl"))
+        .arg("--record")
+        .arg(dir.path().join("asked.jsonl"))
+        .args(["--allow-uid", &nix::unistd::getuid().to_string()])
+        .env("NOTIFY_SOCKET", &notify)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the fixture toolset");
+    let ready = until(&said, "READY=1", Duration::from_secs(30));
+    let accepts = std::os::unix::net::UnixStream::connect(&socket).is_ok();
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let ready = ready.last().expect("READY=1");
+    assert!(
+        ready.has(&format!("STATUS=serving on {}", socket.display())),
+        "READY=1 names the socket served; said {:?}",
+        ready.lines
+    );
+    assert!(
+        accepts,
+        "the socket accepts connections once READY=1 is said"
+    );
+}
