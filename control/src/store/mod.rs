@@ -167,7 +167,6 @@ impl Store {
         Ok(migrations::user_version(&self.conn)?)
     }
 
-    /// The SQLite journal mode in force (`wal` once opened).
     /// Runs `f` inside one transaction: bulk loads (benchmarks, imports)
     /// pay one commit instead of one per row.
     pub fn bulk<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -179,6 +178,29 @@ impl Store {
         out
     }
 
+    /// Runs `f` as one transaction: everything it writes lands together,
+    /// or, where it fails, nothing does. Readers in other processes (an
+    /// operator's query, a test) never see half of it.
+    pub fn atomically<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match f(self) {
+            Ok(out) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(out)
+            }
+            Err(error) => {
+                // The failure is what the caller hears; a rollback that also
+                // fails leaves SQLite to discard the transaction itself.
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
+    /// The SQLite journal mode in force (`wal` once opened).
     pub fn journal_mode(&self) -> Result<String, StoreError> {
         Ok(self
             .conn
@@ -224,5 +246,22 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         drop(Store::open(&path).expect("second open"));
         assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn s5_2_a_failed_atomic_write_leaves_nothing_and_a_whole_one_lands() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut store = Store::open(&dir.path().join("s.db")).expect("open");
+        let failed: Result<(), StoreError> = store.atomically(|s| {
+            s.enqueue("mira", "c", "p1", 1)?;
+            s.conn.execute("INSERT INTO no_such_table VALUES (1)", [])?;
+            Ok(())
+        });
+        assert!(failed.is_err());
+        assert!(store.queued("mira", "c").expect("queue").is_empty());
+        store
+            .atomically(|s| s.enqueue("mira", "c", "p2", 2).map(|_| ()))
+            .expect("whole");
+        assert_eq!(store.queued("mira", "c").expect("queue"), ["p2"]);
     }
 }

@@ -857,19 +857,24 @@ impl<'a> Turn<'a> {
         let recorded = self
             .services
             .store
+            // The end and the queue's change land together: nothing ever
+            // reads an ended turn whose taken posts are in neither place.
             .call(move |s| {
-                s.end_turn(&id, &end)?;
-                if progress {
-                    s.consume_taken(&id)
-                } else {
-                    // A failure returns what it took and queues the post that
-                    // started it, so nothing it answered is lost (§5.2).
-                    s.return_taken(&id)?;
-                    for (post, at) in &started {
-                        s.enqueue(&agent, &channel, post, *at)?;
+                s.atomically(|s| {
+                    s.end_turn(&id, &end)?;
+                    if progress {
+                        s.consume_taken(&id)
+                    } else {
+                        // A failure returns what it took and queues the post
+                        // that started it, so nothing it answered is lost
+                        // (§5.2).
+                        s.return_taken(&id)?;
+                        for (post, at) in &started {
+                            s.enqueue(&agent, &channel, post, *at)?;
+                        }
+                        Ok(())
                     }
-                    Ok(())
-                }
+                })
             })
             .await;
         if let Err(error) = recorded {
