@@ -43,6 +43,30 @@ fn descriptions(h: &Harness) -> Vec<String> {
     found
 }
 
+/// A public channel `owner` makes, with `members` added; its id.
+async fn public_channel(h: &Harness, owner: &str, name: &str, members: &[&str]) -> String {
+    let session = h.session(owner).await;
+    let team = h.team().await;
+    let channel: mattermost_wire::model::Channel = session
+        .post(
+            "channels",
+            &json!({"team_id": team.id, "name": name, "display_name": "Minutes", "type": "O"}),
+        )
+        .await
+        .expect("a public channel");
+    for member in members {
+        let user = h.user(member).await;
+        let _: Value = session
+            .post(
+                &format!("channels/{}/members", channel.id),
+                &json!({"user_id": user.id}),
+            )
+            .await
+            .expect("a member added");
+    }
+    channel.id
+}
+
 /// `/collegium usage` as `username` reads it, without its first line (which
 /// names the window's start, a moment that moves on between two asks).
 async fn usage(h: &Harness, username: &str, channel: &str) -> String {
@@ -259,9 +283,22 @@ async fn s8_5_usage_and_the_hourly_count_read_exactly_as_before_the_clear() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_5_a_person_not_in_the_channel_submitting_the_confirmation_changes_nothing() {
-    let (h, _daemon) = running("debounce_window_ms = 0").await;
-    let square = square_with(&h, &["ana", "bo"]).await;
+    let (h, mut daemon) = running("debounce_window_ms = 0").await;
+    square_with(&h, &["ana", "bo"]).await;
+    // Town square cannot be left; a public channel of ana's can.
+    let square = public_channel(&h, "ana", "minutes", &["mira", "bo"]).await;
     let minutes = h.say("ana", &square, "the minutes of Monday").await;
+    let (ana, bo) = (h.user("ana").await, h.user("bo").await);
+    eventually(
+        "the daemon knows the channel's people and post",
+        async || {
+            let s = store(&h);
+            s.member(&square, &ana.id).expect("read").is_some()
+                && s.member(&square, &bo.id).expect("read").is_some()
+                && s.post(&minutes.id).expect("read").is_some()
+        },
+    )
+    .await;
     let dialog = open(&h, "bo", &square, "/collegium clear").await;
 
     // Someone on the team, never in the channel, sends bo's dialog through Mattermost's
@@ -280,9 +317,9 @@ async fn s8_5_a_person_not_in_the_channel_submitting_the_confirmation_changes_no
         )
         .await;
     assert!(forged.is_err(), "the daemon refuses it: {forged:?}");
+    daemon.wait_for("a clear confirmation whose state does not check out");
 
-    // Bo leaves, then submits the dialog bo opened while a member.
-    let bo = h.user("bo").await;
+    // Bo is removed, then submits the dialog bo opened while a member.
     let _: Value = h
         .admin
         .delete(&format!("channels/{square}/members/{}", bo.id))
