@@ -4,6 +4,7 @@
 //! (`s3_1_…`).
 
 pub mod browser_worker;
+pub mod clearing;
 pub mod fixture;
 pub mod mail_worker;
 pub mod people;

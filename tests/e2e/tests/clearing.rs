@@ -3,42 +3,10 @@
 
 use std::time::Duration;
 
+use e2e::clearing::{confirm, eventually, seen};
 use e2e::people::now_ms;
 use e2e::scenario::{calls, ended_turn, reply, square_with, store, with_fixture};
 use serde_json::{Value, json};
-
-/// Polls until `check` holds, for up to 30 s.
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    for _ in 0..300 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("never happened: {what}");
-}
-
-/// The messages of a channel's live posts as `username` sees them.
-async fn seen(h: &e2e::Harness, username: &str, channel: &str) -> Vec<String> {
-    h.view(username, channel)
-        .await
-        .into_iter()
-        .map(|p| p.message)
-        .collect()
-}
-
-/// Opens the confirmation as `username` and submits it; the dialog and the
-/// daemon's answer to the submission.
-async fn confirm(h: &e2e::Harness, username: &str, channel: &str, command: &str) -> (Value, Value) {
-    let answered = h.command(username, channel, command).await;
-    assert!(
-        !answered.to_string().contains("nothing changed"),
-        "the command was refused: {answered}"
-    );
-    let dialog = h.wait_dialog(username).await;
-    let answer = h.submit_dialog(username, channel, json!({})).await;
-    (dialog, answer)
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_5_a_cancelled_clear_changes_nothing_and_a_confirmed_one_empties_the_channel_for_everyone()
