@@ -45,6 +45,27 @@ pub async fn with_fixture_granting(
     (h, daemon, record)
 }
 
+/// A running deployment where Mira (with the workspace) and Theo both hold
+/// the tasks toolset (§3.15), under `limits`; `mira_tasks` are Mira's own
+/// tasks settings, where a scenario declares them. Ana is in
+/// ~town-square, whose id comes last.
+pub async fn with_tasks(limits: &str, mira_tasks: Option<&str>) -> (Harness, Daemon, String) {
+    let h = Harness::start().await;
+    h.limits(limits);
+    h.grant_mira(&["workspace", "tasks"]);
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
+    std::fs::write(&h.config, text).expect("write config");
+    if let Some(lines) = mira_tasks {
+        h.mira_settings("tasks", lines);
+    }
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    (h, daemon, square)
+}
+
 /// People in ~town-square, each created and joined to it; its id.
 pub async fn square_with(h: &Harness, people: &[&str]) -> String {
     for person in people {

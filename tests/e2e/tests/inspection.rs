@@ -4,7 +4,9 @@
 
 use e2e::Harness;
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
+use e2e::scenario::{
+    calls, ended_turn, reply, square_with, store, tool_results, turn_requests, with_tasks,
+};
 use serde_json::json;
 
 /// A deployment whose @mira holds memory.
@@ -116,25 +118,10 @@ async fn s8_4_units_list_open_work_as_the_prompt_does() {
     h.wait_ephemeral("ana", "/collegium units {agent}").await;
 }
 
-/// Mira and Theo both hold the tasks toolset.
-async fn with_tasks() -> (Harness, e2e::Daemon, String) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.grant_mira(&["tasks"]);
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
-    std::fs::write(&h.config, text).expect("write config");
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    let square = square_with(&h, &["ana"]).await;
-    (h, daemon, square)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn s8_4_a_person_cancels_a_unit_post_first_and_the_assignees_later_report_is_refused_naming_them()
  {
-    let (h, _daemon, square) = with_tasks().await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![

@@ -5,29 +5,9 @@
 
 use e2e::people::now_ms;
 use e2e::scenario::{
-    calls, ended_turn, framework_message, reply, square_with, store, tool_results, turn_requests,
+    calls, ended_turn, framework_message, reply, store, tool_results, turn_requests, with_tasks,
 };
-use e2e::{Daemon, Harness};
 use serde_json::json;
-
-/// Mira and Theo both hold the tasks toolset; `mira_tasks` are Mira's own
-/// tasks settings, where a scenario declares them.
-async fn deployment(limits: &str, mira_tasks: Option<&str>) -> (Harness, Daemon, String) {
-    let h = Harness::start().await;
-    h.limits(limits);
-    h.grant_mira(&["workspace", "tasks"]);
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
-    std::fs::write(&h.config, text).expect("write config");
-    if let Some(lines) = mira_tasks {
-        h.mira_settings("tasks", lines);
-    }
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    let square = square_with(&h, &["ana"]).await;
-    (h, daemon, square)
-}
 
 /// The last tool result a request carried: the call its completion answers.
 fn last_result(request: &serde_json::Value) -> String {
@@ -45,7 +25,7 @@ fn assign_to(assignee: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_an_assignment_starts_its_assignee_whose_report_its_creator_reads_and_closes() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -143,7 +123,7 @@ async fn s3_15_an_assignment_starts_its_assignee_whose_report_its_creator_reads_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_report_refused_because_its_unit_closed_names_who_closed_it_when_and_how() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -185,7 +165,7 @@ async fn s3_15_a_report_refused_because_its_unit_closed_names_who_closed_it_when
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_an_assignment_to_an_undeclared_colleague_is_refused_before_its_post() {
     let (h, _daemon, square) =
-        deployment("debounce_window_ms = 0", Some("colleagues = [\"theo\"]")).await;
+        with_tasks("debounce_window_ms = 0", Some("colleagues = [\"theo\"]")).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -218,7 +198,7 @@ async fn s3_15_a_close_on_a_report_the_turn_never_read_is_refused_until_tasks_re
     // A window too small to hold Theo's long reply holds nothing older,
     // so the report is not read by Mira's turn until tasks::read shows it.
     let (h, _daemon, square) =
-        deployment("debounce_window_ms = 0\ncontext_budget_tokens = 1000", None).await;
+        with_tasks("debounce_window_ms = 0\ncontext_budget_tokens = 1000", None).await;
     let long = "The invoice details follow. ".repeat(250);
     h.model.sim.script(
         "demo-model",
@@ -268,7 +248,7 @@ async fn s3_15_a_close_on_a_report_the_turn_never_read_is_refused_until_tasks_re
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assigning_the_next() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     let mut second = assign_to("theo");
     second["follows"] = json!("U-1");
     second["outcome"] = json!("The April invoice too");
@@ -331,7 +311,7 @@ async fn s3_15_a_continuation_is_one_post_closing_the_unit_it_follows_and_assign
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_silent_reply_on_a_unit_still_assigned_is_sent_back_once_then_posts() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -380,7 +360,7 @@ async fn s3_15_a_silent_reply_on_a_unit_still_assigned_is_sent_back_once_then_po
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_creators_silent_reply_on_a_report_awaiting_its_verdict_is_sent_back_once_then_posts()
  {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0", None).await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![

@@ -3,28 +3,13 @@
 //! shown; and a supervisor's units, handed at depths 0 and 1, are all
 //! listed for it.
 
+use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
-    calls, completions_reach, framework_message, reply, square_with, store, turn_requests,
+    calls, completions_reach, framework_message, reply, store, turn_requests, with_tasks,
 };
-use e2e::{Daemon, Harness};
 use model_sim::script::Scripted;
 use serde_json::json;
-
-/// Mira and Theo both hold the tasks toolset.
-async fn deployment(limits: &str) -> (Harness, Daemon, String) {
-    let h = Harness::start().await;
-    h.limits(limits);
-    h.grant_mira(&["workspace", "tasks"]);
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
-    std::fs::write(&h.config, text).expect("write config");
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    let square = square_with(&h, &["ana"]).await;
-    (h, daemon, square)
-}
 
 fn assign(assignee: &str, outcome: &str) -> (&'static str, serde_json::Value) {
     (
@@ -48,7 +33,7 @@ fn shown(h: &Harness, text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_each_open_work_line_says_where_the_other_party_stands_as_the_turn_begins() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -96,7 +81,7 @@ async fn s3_15_each_open_work_line_says_where_the_other_party_stands_as_the_turn
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_supervisors_five_units_handed_at_depths_0_and_1_are_all_in_its_open_work() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -187,7 +172,7 @@ async fn s3_15_a_supervisors_five_units_handed_at_depths_0_and_1_are_all_in_its_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_an_open_work_line_says_the_assignee_is_waiting_on_a_person_since_its_question() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![

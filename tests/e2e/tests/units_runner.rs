@@ -3,28 +3,13 @@
 //! open-unit note on a status post, and an assignment refused at a loop
 //! limit before its post.
 
+use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
-    calls, completions_reach, ended_turn, reply, square_with, store, tool_results, turn_requests,
+    calls, completions_reach, ended_turn, reply, store, tool_results, turn_requests, with_tasks,
 };
-use e2e::{Daemon, Harness};
 use model_sim::script::Scripted;
 use serde_json::json;
-
-/// Mira and Theo both hold the tasks toolset.
-async fn deployment(limits: &str) -> (Harness, Daemon, String) {
-    let h = Harness::start().await;
-    h.limits(limits);
-    h.grant_mira(&["workspace", "tasks"]);
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let text = text.replacen("grants = [\"ask\"]", "grants = [\"ask\", \"tasks\"]", 1);
-    std::fs::write(&h.config, text).expect("write config");
-    h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
-    daemon.wait_for("agents are listening");
-    let square = square_with(&h, &["ana"]).await;
-    (h, daemon, square)
-}
 
 fn assign_to(assignee: &str, end_turn: bool) -> serde_json::Value {
     json!({
@@ -58,7 +43,7 @@ fn turns(h: &Harness, agent: &str, channel: &str) -> Vec<collegium_control::stor
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_end_turn_is_refused_while_a_persons_post_is_answered_and_granted_where_nothing_is_owed()
  {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -125,7 +110,7 @@ async fn s3_15_end_turn_is_refused_while_a_persons_post_is_answered_and_granted_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_an_assignment_at_the_chain_limit_is_refused_before_its_post() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0\nchain_limit = 1").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0\nchain_limit = 1", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -170,7 +155,7 @@ fn held_report(name: &str) -> Scripted {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_a_close_racing_the_assignees_running_turn_is_refused_and_its_report_lands() {
-    let (h, _daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
@@ -216,7 +201,7 @@ async fn s3_15_a_close_racing_the_assignees_running_turn_is_refused_and_its_repo
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_15_after_a_sigkill_the_boot_notice_names_the_unit_the_abandoned_turn_was_working() {
-    let (h, mut daemon, square) = deployment("debounce_window_ms = 0").await;
+    let (h, mut daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
     h.model.sim.script(
         "demo-model",
         vec![
