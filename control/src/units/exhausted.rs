@@ -134,28 +134,9 @@ mod tests {
 
     fn handed(id: i64, post: &str, assignee: &str) -> Unit {
         Unit {
-            id,
-            channel_id: "c1".into(),
-            creator: "sam".into(),
             assignee: assignee.into(),
-            outcome: "o".into(),
-            criteria: "c".into(),
-            context: String::new(),
-            state: UnitState::Assigned,
-            assigned_at: 0,
-            changed_at: 0,
             assignment_post_id: post.into(),
-            assigning_turn_id: "t".into(),
-            follows: None,
-            followed_by: None,
-            linked_from_state: None,
-            latest_report_id: None,
-            close_post_id: None,
-            closed_at: None,
-            closed_from_state: None,
-            closed_by: None,
-            closer: None,
-            verdict: None,
+            ..crate::units::test_unit::unit(id)
         }
     }
 

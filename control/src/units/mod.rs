@@ -25,6 +25,9 @@ pub mod status;
 pub mod template;
 mod when;
 
+#[cfg(test)]
+pub(crate) mod test_unit;
+
 use crate::services::{Seat, Services};
 
 /// What a verb answers: done, refused before its post (nothing changed),

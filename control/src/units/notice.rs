@@ -43,34 +43,7 @@ fn sentence(units: &[Unit], name: impl Fn(&str) -> String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::UnitState;
-
-    fn unit(id: i64) -> Unit {
-        Unit {
-            id,
-            channel_id: "c1".into(),
-            creator: "sam".into(),
-            assignee: "naomi".into(),
-            outcome: "o".into(),
-            criteria: "c".into(),
-            context: String::new(),
-            state: UnitState::Assigned,
-            assigned_at: 0,
-            changed_at: 0,
-            assignment_post_id: format!("a{id}"),
-            assigning_turn_id: "t".into(),
-            follows: None,
-            followed_by: None,
-            linked_from_state: None,
-            latest_report_id: None,
-            close_post_id: None,
-            closed_at: None,
-            closed_from_state: None,
-            closed_by: None,
-            closer: None,
-            verdict: None,
-        }
-    }
+    use crate::units::test_unit::unit;
 
     #[test]
     fn s3_15_the_denial_notice_names_the_units_the_turn_was_working_without_the_at() {
