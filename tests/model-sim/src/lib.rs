@@ -12,6 +12,7 @@ pub mod script;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -58,11 +59,20 @@ struct Holds {
     waiting: HashMap<String, Arc<Notify>>,
 }
 
+/// Computes the answer to a request no queued response matches, before any
+/// standing one: a load driver's model, which answers every request by its
+/// content rather than from a queue a test fills in advance.
+pub type Responder = Arc<dyn Fn(WireKind, &Value) -> Option<Scripted> + Send + Sync>;
+
 /// The simulator's state, shared by every request.
 #[derive(Default)]
 pub struct Sim {
     scripts: Mutex<Scripts>,
+    responder: Mutex<Option<Responder>>,
     requests: Mutex<Vec<Recorded>>,
+    /// Set, requests are answered but not kept: a long load run would
+    /// otherwise hold every request body it ever sent.
+    unrecorded: AtomicBool,
     holds: Mutex<Holds>,
     /// Answers unscripted requests with the demo's scripted replies.
     pub demo: bool,
@@ -77,6 +87,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Sim {
     pub fn script(&self, model: &str, responses: Vec<Scripted>) {
         lock(&self.scripts).add(model, responses);
+    }
+
+    /// Answers with `responder` whatever no queued response matches.
+    pub fn respond_with(&self, responder: Responder) {
+        *lock(&self.responder) = Some(responder);
+    }
+
+    /// Stops keeping requests (and drops those kept so far).
+    pub fn stop_recording(&self) {
+        self.unrecorded.store(true, Ordering::Relaxed);
+        lock(&self.requests).clear();
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -264,23 +285,29 @@ async fn completion(
     };
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let system = system_prompt(wire, &request);
-    let scripted = lock(&sim.scripts).take(&model, &system);
-    let scripted = scripted.or_else(|| sim.demo.then(|| demo::answer(wire, &request)));
+    let queued = lock(&sim.scripts).take_queued(&model, &system);
+    let responder = lock(&sim.responder).clone();
+    let scripted = queued
+        .or_else(|| responder.and_then(|respond| respond(wire, &request)))
+        .or_else(|| lock(&sim.scripts).take_standing(&model, &system))
+        .or_else(|| sim.demo.then(|| demo::answer(wire, &request)));
     let header_text = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
-    lock(&sim.requests).push(Recorded {
-        wire,
-        path: path.to_string(),
-        model: model.clone(),
-        body: request.clone(),
-        authorization: header_text("authorization"),
-        api_key: header_text("x-api-key"),
-        unscripted: scripted.is_none(),
-    });
+    if !sim.unrecorded.load(Ordering::Relaxed) {
+        lock(&sim.requests).push(Recorded {
+            wire,
+            path: path.to_string(),
+            model: model.clone(),
+            body: request.clone(),
+            authorization: header_text("authorization"),
+            api_key: header_text("x-api-key"),
+            unscripted: scripted.is_none(),
+        });
+    }
     let Some(scripted) = scripted else {
         return error_response(
             wire,
@@ -311,6 +338,7 @@ async fn completion(
         );
     }
     if request["stream"] != true {
+        tokio::time::sleep(Duration::from_millis(scripted.latency_ms)).await;
         return whole_completion(wire, &model, &request, &scripted);
     }
     stream_completion(sim, wire, model, &request, scripted)
@@ -378,6 +406,9 @@ fn stream_completion(
     tokio::spawn(async move {
         if let Some(name) = &scripted.hold {
             sim.wait_for_release(name).await;
+        }
+        if scripted.latency_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(scripted.latency_ms)).await;
         }
         let fail = scripted.fail.clone().unwrap_or_default();
         for (index, line) in lines.into_iter().enumerate() {

@@ -17,6 +17,9 @@ pub struct Scripted {
     pub usage: Option<Usage>,
     /// Milliseconds between chunks.
     pub delay_ms: u64,
+    /// Milliseconds before the first chunk: the provider's time to first
+    /// token, which a load driver spreads over a range.
+    pub latency_ms: u64,
     /// A substring the request's system prompt must contain.
     #[serde(rename = "match")]
     pub matches: Option<String>,
@@ -83,6 +86,14 @@ pub struct Failure {
     pub drop_call_name: bool,
 }
 
+/// Whether a response may answer a request whose system prompt is `system`.
+fn fits(response: &Scripted, system: &str) -> bool {
+    response
+        .matches
+        .as_deref()
+        .is_none_or(|m| system.contains(m))
+}
+
 /// Every model's queue and standing responses.
 #[derive(Debug, Default)]
 pub struct Scripts {
@@ -110,15 +121,22 @@ impl Scripts {
     /// The next response for a request to `model` whose system prompt is
     /// `system`: the first queued one it matches, else a standing one.
     pub fn take(&mut self, model: &str, system: &str) -> Option<Scripted> {
-        let fits = |r: &Scripted| r.matches.as_deref().is_none_or(|m| system.contains(m));
-        if let Some(queue) = self.queues.get_mut(model)
-            && let Some(index) = queue.iter().position(fits)
-        {
-            return Some(queue.remove(index));
-        }
+        self.take_queued(model, system)
+            .or_else(|| self.take_standing(model, system))
+    }
+
+    /// The first queued response the request matches, consumed.
+    pub fn take_queued(&mut self, model: &str, system: &str) -> Option<Scripted> {
+        let queue = self.queues.get_mut(model)?;
+        let index = queue.iter().position(|r| fits(r, system))?;
+        Some(queue.remove(index))
+    }
+
+    /// The first standing response the request matches.
+    pub fn take_standing(&self, model: &str, system: &str) -> Option<Scripted> {
         self.standing
             .get(model)
-            .and_then(|s| s.iter().find(|r| fits(r)).cloned())
+            .and_then(|s| s.iter().find(|r| fits(r, system)).cloned())
     }
 
     /// How many queued responses are still waiting, per model.

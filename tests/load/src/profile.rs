@@ -1,0 +1,46 @@
+//! What a load run is made of: its size, its rate and its mix (issue 21's
+//! load test).
+
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub agents: usize,
+    pub channels: usize,
+    pub people: usize,
+    pub posts_per_minute: u32,
+    pub minutes: u32,
+    /// The seed of every random choice: the same seed makes the same posts.
+    pub seed: u64,
+    /// How long the lanes may take to settle once the traffic stops.
+    pub settle_limit: Duration,
+}
+
+impl Profile {
+    /// The issue's load for `minutes` minutes.
+    pub fn issue(minutes: u32) -> Self {
+        Self {
+            agents: 20,
+            channels: 50,
+            people: 10,
+            posts_per_minute: 1_000,
+            minutes,
+            seed: 21,
+            settle_limit: Duration::from_secs(600),
+        }
+    }
+
+    pub fn total_posts(&self) -> usize {
+        (self.posts_per_minute as usize) * (self.minutes as usize)
+    }
+
+    pub fn duration(&self) -> Duration {
+        Duration::from_secs(60 * u64::from(self.minutes))
+    }
+
+    /// The hourly turn ceiling the run sets: far above what the traffic can
+    /// start, so §7.4's halt never cuts the load short (the report says so).
+    pub fn hourly_ceiling(&self) -> u32 {
+        self.posts_per_minute.saturating_mul(60).saturating_mul(10)
+    }
+}
