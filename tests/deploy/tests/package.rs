@@ -185,41 +185,56 @@ fn i21_8_the_release_build_carries_no_test_hook() {
 }
 
 /// The package's example configuration is `deploy/examples/collegium.toml`
-/// with the packaged paths and secrets by credential, and nothing else: the
-/// two cannot drift apart.
+/// with the packaged layout (`docs/deployment.md`) and secrets by credential,
+/// and nothing else: the two cannot drift apart.
 #[test]
-fn i21_8_the_packaged_example_differs_from_the_example_only_in_paths_and_secrets() {
-    let body = |path: std::path::PathBuf| -> Vec<String> {
+fn i21_8_the_packaged_example_differs_from_the_example_only_in_layout_and_secrets() {
+    let layout = [
+        ("state_dir", "\"/var/lib/collegium\""),
+        ("runtime_dir", "\"/run/collegium\""),
+        ("audit_dir", "\"/var/log/collegium\""),
+        ("resources_root", "\"/etc/collegium/resources\""),
+        ("plugins_root", "\"/usr/lib/collegium/plugins\""),
+        ("workspaces_root", "\"/var/lib/collegium-workspaces\""),
+        ("homes_root", "\"/var/lib/collegium-homes\""),
+        ("daemon_user", "\"collegium\""),
+    ];
+    let key = |l: &str| l.split('=').next().unwrap_or("").trim().to_string();
+    // The tables from [deployment] on, without comments, blank lines and the
+    // layout's keys.
+    let body = |path: std::path::PathBuf| -> (Vec<String>, Vec<String>) {
         let text = std::fs::read_to_string(&path).expect("an example");
         let start = text.find("[deployment]").expect("a [deployment] table");
-        text[start..].lines().map(str::to_string).collect()
+        let lines = text[start..]
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let (layout_lines, rest): (Vec<&str>, Vec<&str>) =
+            lines.partition(|l| layout.iter().any(|(k, _)| key(l) == *k));
+        (
+            layout_lines.into_iter().map(str::to_string).collect(),
+            rest.into_iter().map(str::to_string).collect(),
+        )
     };
-    let example = body(deploy_file("examples/collegium.toml"));
-    let packaged = body(deploy_file("debian/collegium.toml.example"));
+    let (_, example) = body(deploy_file("examples/collegium.toml"));
+    let (packaged_layout, packaged) = body(deploy_file("debian/collegium.toml.example"));
+    for (k, value) in layout {
+        let line = format!("{k} = {value}");
+        assert!(
+            packaged_layout.contains(&line),
+            "the packaged example does not say `{line}`: {packaged_layout:?}"
+        );
+    }
     assert_eq!(example.len(), packaged.len(), "the two have different tables");
-    let allowed = [
-        "state_dir",
-        "runtime_dir",
-        "resources_root",
-        "plugins_root",
-        "workspaces_root",
-        "homes_root",
-        "password",
-        "api_key",
-    ];
     for (ours, theirs) in example.iter().zip(&packaged) {
         if ours == theirs {
             continue;
         }
-        let key = |l: &str| l.split('=').next().unwrap_or("").trim().to_string();
+        // A secret may differ, and only to a systemd credential.
         assert!(
-            key(ours) == key(theirs) && allowed.contains(&key(ours).as_str()),
-            "the packaged example differs beyond paths and secrets:\n  {ours}\n  {theirs}"
-        );
-        let value = theirs.split_once('=').map(|(_, v)| v).unwrap_or("");
-        assert!(
-            value.contains("\"/var/") || value.contains("\"/run/") || value.contains("\"/etc/") || value.contains("\"/usr/lib/collegium/"),
-            "not a packaged path: {theirs}"
+            key(ours) == key(theirs)
+                && ["password", "api_key"].contains(&key(ours).as_str())
+                && theirs.contains("{ file = \"/run/credentials/"),
+            "the packaged example differs beyond its layout and secrets:\n  {ours}\n  {theirs}"
         );
     }
 }
