@@ -78,6 +78,26 @@ fn i21_8_the_maintainer_scripts_enable_and_start_nothing() {
     }
 }
 
+/// The real dpkg runs the package's maintainer scripts in a throwaway
+/// overlay of this host (`tests/deploy/scripts/dpkg-lifecycle.sh`): install
+/// makes the users and closes the app root and enables nothing, an upgrade
+/// keeps the app root closed, removal keeps the state, and only purge
+/// deletes it (issue 21 item 8, §6.1).
+#[test]
+fn i21_8_install_upgrade_remove_and_purge_run_their_scripts_as_intended() {
+    let output = Command::new("unshare")
+        .arg("-m")
+        .arg(repo().join("tests/deploy/scripts/dpkg-lifecycle.sh"))
+        .arg(built().deb())
+        .output()
+        .expect("unshare (util-linux; the deployment tests run as root)");
+    assert!(
+        output.status.success(),
+        "the package's life cycle:\n{}",
+        said(&output)
+    );
+}
+
 #[test]
 fn i21_8_the_extracted_binaries_answer_version() {
     let tree = built().tree();
