@@ -30,6 +30,8 @@ commands=(
   "systemd-tmpfiles systemd  the deployment tests make tmpfiles.d's directories in a temporary root"
   "lintian   lintian   the package test checks the Debian package (tests/deploy/tests/package.rs)"
   "shellcheck shellcheck the package test checks the package's maintainer scripts"
+  "strip     binutils  the package test strips the debug binaries it packages"
+  "unshare   util-linux the package test runs dpkg in a throwaway overlay of the host"
 )
 # package  why  (packages that put no command on PATH)
 packages=(

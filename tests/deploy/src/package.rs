@@ -3,8 +3,8 @@
 //! run builds first, `tests/run`): `cargo deb --no-build --profile dev`. No
 //! release build runs inside the test suite; `deploy/build-deb` makes the
 //! release package, from the same metadata. The package is built once per
-//! test process, in a directory of its own, from copies of the binaries, so
-//! cargo-deb's stripping never touches the shared target directory.
+//! test process, in a directory of its own, from stripped copies of the
+//! binaries, so nothing is written into the shared target directory.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,8 +71,8 @@ pub fn cargo_deb() -> PathBuf {
 
 fn build() -> Package {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    // A target directory of the package's own, holding copies of the debug
-    // binaries where cargo-deb's `--profile dev` looks for them.
+    // A target directory of the package's own, holding stripped copies of
+    // the debug binaries where cargo-deb's `--profile dev` looks for them.
     let debug = target_dir().join("debug");
     let own = dir.path().join("target/debug");
     std::fs::create_dir_all(&own).expect("making the package's target directory");
@@ -83,8 +83,13 @@ fn build() -> Package {
             "{} is not built: run `cargo build --workspace --bins` first (tests/run does)",
             built.display()
         );
-        std::fs::copy(&built, own.join(binary))
-            .unwrap_or_else(|e| panic!("copying {}: {e}", built.display()));
+        // Stripped on the way: a debug binary is hundreds of megabytes of
+        // debug information, which neither the package nor lintian wants.
+        run(Command::new("strip")
+            .arg("--strip-unneeded")
+            .arg("-o")
+            .arg(own.join(binary))
+            .arg(&built));
     }
     let deb = dir.path().join("collegium.deb");
     // `--strip`, as the release build is: lintian refuses unstripped
