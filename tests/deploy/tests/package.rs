@@ -19,7 +19,7 @@ fn i21_8_lintian_reports_no_error() {
     // Overrides come from the package itself
     // (/usr/share/lintian/overrides/collegium), each commented there.
     let output = Command::new("lintian")
-        .args(["--fail-on", "error", "--no-tag-display-limit"])
+        .args(["--fail-on", "error", "--tag-display-limit", "0"])
         .arg(package.deb())
         .output()
         .expect("lintian (install it: tests/setup.sh)");
