@@ -205,7 +205,7 @@ fn i21_8_the_release_build_carries_no_test_hook() {
 }
 
 /// The package's example configuration is `deploy/examples/collegium.toml`
-/// with the packaged layout (`docs/deployment.md`) and secrets by credential,
+/// with the packaged layout (`docs/deployment.md`) and secrets in files,
 /// and nothing else: the two cannot drift apart.
 #[test]
 fn i21_8_the_packaged_example_differs_from_the_example_only_in_layout_and_secrets() {
@@ -249,11 +249,11 @@ fn i21_8_the_packaged_example_differs_from_the_example_only_in_layout_and_secret
         if ours == theirs {
             continue;
         }
-        // A secret may differ, and only to a systemd credential.
+        // A secret may differ, and only to a file in the secrets directory.
         assert!(
             key(ours) == key(theirs)
                 && ["password", "api_key"].contains(&key(ours).as_str())
-                && theirs.contains("{ file = \"/run/credentials/"),
+                && theirs.contains("{ file = \"/etc/collegium/secrets/"),
             "the packaged example differs beyond its layout and secrets:\n  {ours}\n  {theirs}"
         );
     }
