@@ -134,7 +134,9 @@ pub fn file_list(deb: &Path) -> String {
             let (mode, owner) = (fields.first()?, fields.get(1)?);
             let path = fields.get(5)?;
             let rest = fields.get(6..).map(|r| r.join(" ")).unwrap_or_default();
-            let shown = format!("{mode} {owner} {path} {rest}").trim_end().to_string();
+            let shown = format!("{mode} {owner} {path} {rest}")
+                .trim_end()
+                .to_string();
             Some((path.to_string(), shown))
         })
         .collect();

@@ -71,7 +71,12 @@ fn i21_8_the_maintainer_scripts_enable_and_start_nothing() {
     for script in ["postinst", "prerm", "postrm"] {
         let text = std::fs::read_to_string(built().control().join(script)).expect("a script");
         for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
-            for verb in ["systemctl enable", "systemctl start", "systemctl restart", "deb-systemd"] {
+            for verb in [
+                "systemctl enable",
+                "systemctl start",
+                "systemctl restart",
+                "deb-systemd",
+            ] {
                 assert!(!line.contains(verb), "{script}: `{}`", line.trim());
             }
         }
@@ -174,8 +179,9 @@ fn i21_8_the_release_build_carries_no_test_hook() {
     for binary in APP_BINARIES {
         assert!(
             packages.iter().any(|p| {
-                let manifest = std::fs::read_to_string(repo().join(member_dir(p)).join("Cargo.toml"))
-                    .unwrap_or_default();
+                let manifest =
+                    std::fs::read_to_string(repo().join(member_dir(p)).join("Cargo.toml"))
+                        .unwrap_or_default();
                 manifest.contains(&format!("name = \"{binary}\""))
             }),
             "{binary} is built by none of build-deb's packages {packages:?}"
@@ -186,9 +192,21 @@ fn i21_8_the_release_build_carries_no_test_hook() {
         let mut command = Command::new(cargo);
         command
             .current_dir(repo())
-            .args(["tree", "--offline", "--locked", "-e", "normal", "--prefix", "none"])
+            .args([
+                "tree",
+                "--offline",
+                "--locked",
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+            ])
             .args(["-f", "{p} {f}"]);
-        for p in packages.iter().map(String::as_str).chain(extra.iter().copied()) {
+        for p in packages
+            .iter()
+            .map(String::as_str)
+            .chain(extra.iter().copied())
+        {
             command.arg(format!("--package={p}"));
         }
         let output = run(&mut command);
@@ -198,6 +216,13 @@ fn i21_8_the_release_build_carries_no_test_hook() {
             .collect::<Vec<_>>()
             .join("\n")
     };
+    // build-deb's last guard, on the built daemon, greps for the hook's log
+    // line: it must still be the hook's.
+    let guard = "test hook: wedging the store thread";
+    let script = std::fs::read_to_string(deploy_file("build-deb")).expect("build-deb");
+    let hook = std::fs::read_to_string(repo().join("control/src/daemon/notify.rs"))
+        .expect("the test hook's source");
+    assert!(script.contains(guard) && hook.contains(guard));
     let release = features(&[]);
     assert!(!release.is_empty(), "cargo tree shows no collegium-control");
     assert!(!release.contains("test-hooks"), "{release}");
@@ -244,7 +269,11 @@ fn i21_8_the_packaged_example_differs_from_the_example_only_in_layout_and_secret
             "the packaged example does not say `{line}`: {packaged_layout:?}"
         );
     }
-    assert_eq!(example.len(), packaged.len(), "the two have different tables");
+    assert_eq!(
+        example.len(),
+        packaged.len(),
+        "the two have different tables"
+    );
     for (ours, theirs) in example.iter().zip(&packaged) {
         if ours == theirs {
             continue;
