@@ -5,7 +5,8 @@
 #
 # Tools that are not system packages live outside the clone, under
 # $COLLEGIUM_TOOLS (default /var/tmp/collegium-tools), so a fresh clone reuses
-# them: the Python virtualenv with the third-party Mattermost client.
+# them: the Python virtualenv with the third-party Mattermost client, and
+# cargo-deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +28,10 @@ commands=(
   "systemd-analyze  systemd  the deployment tests verify and rate every unit offline (tests/deploy)"
   "systemd-sysusers systemd  the deployment tests make sysusers.d's users in a temporary root"
   "systemd-tmpfiles systemd  the deployment tests make tmpfiles.d's directories in a temporary root"
+  "lintian   lintian   the package test checks the Debian package (tests/deploy/tests/package.rs)"
+  "shellcheck shellcheck the package test checks the package's maintainer scripts"
+  "strip     binutils  the package test strips the debug binaries it packages"
+  "unshare   util-linux the package test runs dpkg in a throwaway overlay of the host"
 )
 # package  why  (packages that put no command on PATH)
 packages=(
@@ -68,6 +73,17 @@ if ((${#missing[@]} > 0)); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# cargo-deb, which builds the Debian package (deploy/build-deb, and the
+# package test from the debug binaries), pinned, under the tools directory.
+cargo_deb_version=3.8.0
+if [[ "$("$tools/cargo/bin/cargo-deb" --version 2>/dev/null)" != *" $cargo_deb_version"* ]]; then
+  echo "setup: installing cargo-deb $cargo_deb_version into $tools/cargo"
+  mkdir -p "$tools"
+  CARGO_TARGET_DIR="$tools/cargo-build" cargo install cargo-deb --locked \
+    --version "$cargo_deb_version" --root "$tools/cargo" --quiet
+  rm -rf "$tools/cargo-build"
 fi
 
 # The third-party clients the simulators are proved with, pinned: the Python

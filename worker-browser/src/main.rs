@@ -27,6 +27,7 @@ use tokio::signal::unix::{SignalKind, signal};
 #[derive(Parser)]
 #[command(
     name = "collegium-worker-browser",
+    version,
     about = "web::fetch and web::search, every request held to the deployment's address policy"
 )]
 struct Cli {

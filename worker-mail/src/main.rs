@@ -31,6 +31,7 @@ use tonic::service::Routes;
 #[derive(Parser)]
 #[command(
     name = "collegium-worker-mail",
+    version,
     about = "mail::* over each agent's own mailbox, and the daemon's inbound poll"
 )]
 struct Cli {

@@ -29,6 +29,7 @@ const MIB: u64 = 1024 * 1024;
 #[derive(Parser)]
 #[command(
     name = "collegium-worker-pdf",
+    version,
     about = "PDF text, each PDF read in a capped child process"
 )]
 struct Cli {

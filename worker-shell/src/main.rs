@@ -32,6 +32,7 @@ use tokio::signal::unix::{SignalKind, signal};
 #[derive(Parser)]
 #[command(
     name = "collegium-worker-shell",
+    version,
     about = "shell::run, as each agent's own OS user"
 )]
 struct Cli {

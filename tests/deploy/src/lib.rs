@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod package;
+
 /// One unit file in `deploy/systemd/`, with the name systemd-analyze is
 /// given (a template by an instance of it) and its exposure ceiling on
 /// `systemd-analyze security`'s 0–100 scale (15 for 1.5).
@@ -169,14 +171,43 @@ impl Root {
             .expect("making a stub executable");
     }
 
+    /// A root tree holding `tree` (a package's contents, extracted), the
+    /// host's units beside it, and a stub for each host program the units
+    /// run; the workspace's binaries are the tree's own.
+    pub fn with_tree(tree: &Path) -> Root {
+        let root = Root::empty();
+        run(Command::new("cp")
+            .arg("-a")
+            .arg(tree.join("."))
+            .arg(root.path()));
+        let units = root.path().join(UNIT_DIR);
+        std::fs::create_dir_all(&units).expect("making the root's unit directory");
+        let host = HOST_UNIT_DIRS
+            .iter()
+            .map(Path::new)
+            .find(|d| d.is_dir())
+            .expect("the host's systemd units (install systemd: tests/setup.sh)");
+        run(Command::new("cp").arg("-a").arg(host.join(".")).arg(&units));
+        for program in HOST_PROGRAMS {
+            root.stub(program);
+        }
+        root
+    }
+
     /// `systemd-analyze ARGS --root=ROOT`, run in the root's unit
     /// directory so that unit names resolve to the files there.
     pub fn analyze(&self, args: &[&str]) -> Output {
+        self.analyze_in(UNIT_DIR, args)
+    }
+
+    /// `systemd-analyze ARGS --root=ROOT`, run in `unit_dir` (beneath the
+    /// root), where the unit names given resolve to files.
+    pub fn analyze_in(&self, unit_dir: &str, args: &[&str]) -> Output {
         let mut command = Command::new("systemd-analyze");
         command
             .args(args)
             .arg(format!("--root={}", self.path().display()))
-            .current_dir(self.path().join(UNIT_DIR));
+            .current_dir(self.path().join(unit_dir));
         command
             .output()
             .unwrap_or_else(|e| panic!("systemd-analyze: {e} (install systemd: tests/setup.sh)"))

@@ -15,6 +15,12 @@ fn main() -> std::process::ExitCode {
         Some("launch") => collegium_worker_shell::launch::main(),
         Some("probe-reach") => collegium_worker_shell::launch::reach_main(),
         Some("measure-home") => collegium_worker_shell::home::measure_main(),
+        // What the packaged binaries each answer (issue 21 item 8), so an
+        // operator can tell which build is installed.
+        Some("--version") => {
+            println!("collegium-shell-launch {}", env!("CARGO_PKG_VERSION"));
+            std::process::ExitCode::SUCCESS
+        }
         _ => {
             eprintln!(
                 "collegium-shell-launch: the shell worker runs this with its errand (launch, probe-reach or measure-home) and a request on stdin"
