@@ -7,7 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, store, tool_results, turn_requests, with_tasks_from};
+use e2e::scenario::{calls, reply, store, with_tasks_from};
 use model_sim::script::Scripted;
 use serde_json::json;
 
@@ -84,9 +84,17 @@ async fn s3_15_a_report_posted_without_its_record_is_named_by_the_next_report() 
     h.wait_post(&square, "mira", "I will judge it shortly", since)
         .await;
 
-    let named = turn_requests(&h)
-        .iter()
-        .flat_map(tool_results)
+    // The report ended its turn (endTurn), so its result is in the trace.
+    let mut theo = store(&h).turns_of("theo", &square).expect("turns");
+    theo.sort_by_key(|t| t.started_at);
+    assert_eq!(theo.len(), 2, "{theo:?}");
+    assert_eq!(theo[0].exit_kind.as_deref(), Some("abandoned"));
+    let named = store(&h)
+        .turn_events(&theo[1].id)
+        .expect("query")
+        .into_iter()
+        .filter(|e| e.kind.as_str() == "result")
+        .filter_map(|e| e.content)
         .find(|r| r.contains("U-1 is reported for review"))
         .expect("the second report's result");
     assert!(
@@ -109,7 +117,4 @@ async fn s3_15_a_report_posted_without_its_record_is_named_by_the_next_report() 
             .expect("query")
             .is_empty()
     );
-    let theo = store(&h).turns_of("theo", &square).expect("turns");
-    assert_eq!(theo.len(), 2, "{theo:?}");
-    assert_eq!(theo[0].exit_kind.as_deref(), Some("abandoned"));
 }
