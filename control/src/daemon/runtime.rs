@@ -246,10 +246,7 @@ async fn recover(
 ) -> BTreeMap<String, Vec<LaneKey>> {
     let mut held: BTreeMap<String, Vec<LaneKey>> = BTreeMap::new();
     for (agent, channel_id) in crate::restart::lanes_to_drain(services, swept).await {
-        let key = LaneKey {
-            agent,
-            channel_id,
-        };
+        let key = LaneKey { agent, channel_id };
         if unread.contains(&key.agent) {
             held.entry(key.agent.clone()).or_default().push(key);
             continue;

@@ -104,12 +104,19 @@ async fn s3_15_a_report_posted_without_its_record_is_named_by_the_next_report() 
         "{named}"
     );
     let unit = store(&h).unit(1).expect("query").expect("U-1");
-    assert_eq!(unit.state.as_str(), "review", "the second report is recorded");
+    assert_eq!(
+        unit.state.as_str(),
+        "review",
+        "the second report is recorded"
+    );
     let recorded = store(&h)
         .unit_report(unit.latest_report_id.expect("a report"))
         .expect("query")
         .expect("the report");
-    assert_ne!(recorded.post_id, orphan.id, "the record points at the new post");
+    assert_ne!(
+        recorded.post_id, orphan.id,
+        "the record points at the new post"
+    );
     // Noted as named, so no later report names it again.
     assert!(
         store(&h)
