@@ -16,7 +16,7 @@ use super::Rest;
 use super::directory::Directory;
 use super::socket::SocketEvent;
 use super::sync::{self, Reader, SyncError, now_millis};
-use crate::lanes::LaneInput;
+use crate::lanes::{LaneInput, LaneKey};
 use crate::store::{ObservedPost, ObservedVia, StoreHandle};
 
 /// A bot the feed reads for.
@@ -32,11 +32,15 @@ pub struct Feed {
     /// By username.
     pub bots: BTreeMap<String, FeedBot>,
     pub lanes: mpsc::Sender<LaneInput>,
+    /// By bot: the boot drains of lanes whose channels that bot's boot
+    /// backfill could not read. A drained turn assembles its window from
+    /// the store, so each waits for the bot's first catch-up (§7.3, §8.2).
+    pub held_drains: BTreeMap<String, Vec<LaneKey>>,
 }
 
 impl Feed {
     /// Reads socket events until every socket is gone.
-    pub async fn run(self, mut events: mpsc::Receiver<SocketEvent>) {
+    pub async fn run(mut self, mut events: mpsc::Receiver<SocketEvent>) {
         while let Some(event) = events.recv().await {
             match event {
                 SocketEvent::Resync { bot, first } => {
@@ -45,8 +49,11 @@ impl Feed {
                     } else {
                         ObservedVia::Reconnect
                     };
-                    if let Err(error) = self.catch_up(&bot, via).await {
-                        warn!(%error, bot = %bot, "could not catch up with Mattermost");
+                    match self.catch_up(&bot, via).await {
+                        Ok(()) => self.release_drains(&bot).await,
+                        Err(error) => {
+                            warn!(%error, bot = %bot, "could not catch up with Mattermost");
+                        }
                     }
                 }
                 SocketEvent::Event { event, .. } => {
@@ -55,6 +62,13 @@ impl Feed {
                     }
                 }
             }
+        }
+    }
+
+    /// The boot drains that waited for `bot`'s channels to be caught up.
+    async fn release_drains(&mut self, bot: &str) {
+        for key in self.held_drains.remove(bot).unwrap_or_default() {
+            let _ = self.lanes.send(LaneInput::Drain(key)).await;
         }
     }
 

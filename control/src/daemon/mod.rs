@@ -3,6 +3,7 @@
 //! (§7.3). Between the boot checks and the stop, the agents listen: one
 //! socket per bot, the lanes, and the turns they start (`runtime`).
 
+mod backfill;
 mod grants;
 mod logging;
 mod mattermost;

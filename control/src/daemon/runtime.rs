@@ -4,7 +4,7 @@
 //! listening — the callback server, one socket per bot, the feed and the
 //! watches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -15,14 +15,13 @@ use super::DaemonError;
 use super::seats::{account, seats};
 use crate::chat::Rest;
 use crate::chat::credentials::Credentials;
-use crate::chat::directory::{Directory, Known};
-use crate::chat::feed::{Feed, FeedBot};
+use crate::chat::feed::Feed;
 use crate::chat::socket::{self, BotSocket};
 use crate::config::LoadedConfig;
 use crate::config::model::Triggering;
 use crate::lanes::{LaneInput, LaneKey, Lanes};
 use crate::services::{Controls, POST_LIMIT_REREAD, PostLimit, Seat, Services, SystemBot};
-use crate::store::{AuthorKind, StoreHandle};
+use crate::store::StoreHandle;
 use crate::tools::{Registry, ToolRef};
 use crate::workers::dispatch::Worker;
 
@@ -99,6 +98,12 @@ pub async fn start(
         .map_err(|e| DaemonError::Triggers(e.to_string()))?,
         None => Vec::new(),
     };
+    // §7.3 step 3 before the sweep and the drains: the sweep recomputes
+    // deferred hand-offs from the posts the store holds, and a drained
+    // turn assembles its window from it (§8.2).
+    let directory = super::backfill::directory(&services);
+    let bots = super::backfill::bots(credentials, &services, &base);
+    let unread = super::backfill::at_boot(&services, &bots, &directory, &credentials.team_id).await;
     let swept = match crate::restart::sweep(&services, previous.as_ref()).await {
         Ok(swept) => swept,
         Err(error) => {
@@ -107,7 +112,7 @@ pub async fn start(
         }
     };
     let lanes = Lanes::spawn(services.clone());
-    recover(
+    let held_drains = recover(
         &services,
         &lanes,
         loaded,
@@ -115,15 +120,21 @@ pub async fn start(
         previous.as_ref(),
         started,
         &swept,
+        &unread,
     )
     .await;
     let running = listen(
         loaded,
         credentials,
-        &base,
         services.clone(),
-        store,
-        lanes.clone(),
+        Feed {
+            store,
+            directory,
+            team_id: credentials.team_id.clone(),
+            bots,
+            lanes: lanes.clone(),
+            held_drains,
+        },
         callbacks,
     )?;
     if let Some(source) = &services.mail {
@@ -219,7 +230,10 @@ fn context(
 }
 
 /// At boot: every lane with a standing queue drains, and the main channel
-/// hears how the previous run ended (§7.3).
+/// hears how the previous run ended (§7.3). A lane whose agent's channels
+/// the boot backfill could not read (`unread`) is held for the feed, which
+/// drains it once that bot's socket has caught up; the held lanes, by bot.
+#[allow(clippy::too_many_arguments)]
 async fn recover(
     services: &Arc<Services>,
     lanes: &mpsc::Sender<LaneInput>,
@@ -228,14 +242,16 @@ async fn recover(
     previous: Option<&crate::store::ProcessRun>,
     started: i64,
     swept: &crate::restart::Swept,
-) {
-    for (agent, channel_id) in &crate::restart::lanes_to_drain(services, swept).await {
-        let _ = lanes
-            .send(LaneInput::Drain(LaneKey {
-                agent: agent.clone(),
-                channel_id: channel_id.clone(),
-            }))
-            .await;
+    unread: &BTreeSet<String>,
+) -> BTreeMap<String, Vec<LaneKey>> {
+    let mut held: BTreeMap<String, Vec<LaneKey>> = BTreeMap::new();
+    for (agent, channel_id) in crate::restart::lanes_to_drain(services, swept).await {
+        let key = LaneKey { agent, channel_id };
+        if unread.contains(&key.agent) {
+            held.entry(key.agent.clone()).or_default().push(key);
+            continue;
+        }
+        let _ = lanes.send(LaneInput::Drain(key)).await;
     }
     if let Ok(Some(main)) = services
         .system_bot
@@ -246,6 +262,7 @@ async fn recover(
         let _ = services.main_channel_id.set(main.id.clone());
         crate::restart::post_notice(services, &main.id, previous, started, swept).await;
     }
+    held
 }
 
 /// The inputs: the callback server, one socket per bot into the feed, and
@@ -253,52 +270,23 @@ async fn recover(
 fn listen(
     loaded: &LoadedConfig,
     credentials: &Credentials,
-    base: &Rest,
     services: Arc<Services>,
-    store: StoreHandle,
-    lanes: mpsc::Sender<LaneInput>,
+    feed: Feed,
     callbacks: tokio::net::TcpListener,
 ) -> Result<Running, DaemonError> {
     let config = &loaded.config;
     let (stop, stopped) = watch::channel(false);
     let routes = crate::callbacks::Routes {
         services: services.clone(),
-        lanes: lanes.clone(),
+        lanes: feed.lanes.clone(),
     };
     crate::callbacks::serve(callbacks, routes, stopped.clone());
-    let system = &services.system_bot;
-    let mut known = vec![(
-        system.user_id.clone(),
-        Known {
-            username: system.username.clone(),
-            kind: AuthorKind::SystemBot,
-        },
-    )];
-    known.extend(services.seats.values().map(|seat| {
-        (
-            seat.user_id.clone(),
-            Known {
-                username: seat.agent.username.clone(),
-                kind: AuthorKind::Agent,
-            },
-        )
-    }));
-    let directory = Arc::new(Directory::new(system.rest.clone(), known));
     let (events, inbox) = mpsc::channel(4096);
-    let mut bots = BTreeMap::new();
     let url = socket::url_for(&config.mattermost.url);
-    for (username, held) in &credentials.accounts {
-        let is_ours = username == &system.username || services.seats.contains_key(username);
-        if !is_ours {
+    for username in feed.bots.keys() {
+        let Some(held) = credentials.accounts.get(username) else {
             continue;
-        }
-        bots.insert(
-            username.clone(),
-            FeedBot {
-                user_id: held.user_id.clone(),
-                rest: base.with_token(&held.token),
-            },
-        );
+        };
         tokio::spawn(socket::run(
             BotSocket {
                 username: username.clone(),
@@ -309,13 +297,6 @@ fn listen(
             stopped.clone(),
         ));
     }
-    let feed = Feed {
-        store,
-        directory,
-        team_id: credentials.team_id.clone(),
-        bots,
-        lanes,
-    };
     tokio::spawn(feed.run(inbox));
     tokio::spawn(crate::stalls::watch(services.clone(), stopped.clone()));
     tokio::spawn(crate::loops::membership::watch(services.clone(), stopped));

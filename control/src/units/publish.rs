@@ -28,12 +28,36 @@ pub async fn publish(caller: &Caller<'_>, label: &str, message: String) -> Resul
     );
     post.props.insert(UNIT_PROP.into(), label.into());
     match caller.seat.rest.create_post(&post).await {
-        Ok(created) => Ok(created.id),
+        Ok(created) => {
+            #[cfg(feature = "test-hooks")]
+            kill_after_post(&post.message);
+            Ok(created.id)
+        }
         Err(error) => {
             tracing::warn!(%error, turn = %caller.turn_id, "Mattermost refused a unit post");
             Err(format!(
                 "Mattermost refused the post ({error}); nothing was posted or recorded."
             ))
         }
+    }
+}
+
+/// The environment variable naming the phrase of the `test-hooks` build's
+/// crash between a unit post and its record.
+#[cfg(feature = "test-hooks")]
+pub const KILL_AFTER_UNIT_POST: &str = "COLLEGIUM_TEST_KILL_AFTER_UNIT_POST";
+
+/// A test hook, built only with the `test-hooks` feature the end-to-end
+/// tests enable: the process kills itself with SIGKILL right after a unit
+/// post containing the phrase is up and before its record, the crash §3.15
+/// says the next report names.
+#[cfg(feature = "test-hooks")]
+fn kill_after_post(message: &str) {
+    let Ok(phrase) = std::env::var(KILL_AFTER_UNIT_POST) else {
+        return;
+    };
+    if !phrase.is_empty() && message.contains(&phrase) {
+        tracing::warn!("test hook: SIGKILL between a unit post and its record");
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }

@@ -50,6 +50,21 @@ pub async fn with_fixture_granting(
 /// tasks settings, where a scenario declares them. Ana is in
 /// ~town-square, whose id comes last.
 pub async fn with_tasks(limits: &str, mira_tasks: Option<&str>) -> (Harness, Daemon, String) {
+    with_tasks_from(
+        limits,
+        mira_tasks,
+        std::process::Command::new(crate::binary("collegium")),
+    )
+    .await
+}
+
+/// As `with_tasks`, the daemon started by `launcher` (such as one carrying
+/// a test hook's environment).
+pub async fn with_tasks_from(
+    limits: &str,
+    mira_tasks: Option<&str>,
+    launcher: std::process::Command,
+) -> (Harness, Daemon, String) {
     let h = Harness::start().await;
     h.limits(limits);
     h.grant_mira(&["workspace", "tasks"]);
@@ -60,7 +75,7 @@ pub async fn with_tasks(limits: &str, mira_tasks: Option<&str>) -> (Harness, Dae
         h.mira_settings("tasks", lines);
     }
     h.provision().await.expect("provisioned");
-    let mut daemon = h.daemon();
+    let mut daemon = h.daemon_from(launcher);
     daemon.wait_for("agents are listening");
     let square = square_with(&h, &["ana"]).await;
     (h, daemon, square)

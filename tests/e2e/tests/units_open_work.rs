@@ -6,9 +6,10 @@
 use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
-    calls, completions_reach, framework_message, reply, store, turn_requests, with_tasks,
+    calls, completions_reach, ended_turn, framework_message, reply, store, turn_requests,
+    with_tasks,
 };
-use model_sim::script::Scripted;
+use model_sim::script::{Failure, Scripted};
 use serde_json::json;
 
 fn assign(assignee: &str, outcome: &str) -> (&'static str, serde_json::Value) {
@@ -209,4 +210,112 @@ async fn s3_15_an_open_work_line_says_the_assignee_is_waiting_on_a_person_since_
         .await;
     let waiting = shown(&h, "Theo the Operator is waiting on a person since");
     assert!(waiting.contains("U-1"), "{waiting}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_an_open_work_line_says_the_assignee_has_had_no_turn_here_since_the_unit_last_changed()
+ {
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            // Theo's turn fails: his queue stands until a person posts to
+            // him (§7.1), so a colleague's mention starts no turn of his.
+            Scripted {
+                fail: Some(Failure {
+                    status: Some(401),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            calls(&[assign("theo", "A summary of the March invoice")]),
+            reply("Handed to Theo."),
+            // Ana asks Mira again; Theo has not run since the assignment.
+            reply("Theo has not started on it yet."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@theo check the shared drive").await;
+    h.wait_post(&square, "theo", "refused the credential", since)
+        .await;
+    ended_turn(&h, "theo", &square).await;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "Handed to Theo.", since).await;
+    // The assignment joins Theo's standing queue, acknowledged; no turn.
+    let assignment = store(&h)
+        .unit(1)
+        .expect("query")
+        .expect("U-1")
+        .assignment_post_id;
+    h.wait_reaction(&assignment, "theo", "eyes").await;
+    h.say("ana", &square, "@mira how is the summary going?")
+        .await;
+    h.wait_post(&square, "mira", "Theo has not started", since)
+        .await;
+
+    let line = shown(
+        &h,
+        "Theo the Operator has had no turn here since the unit last changed",
+    );
+    assert!(line.contains("U-1"), "{line}");
+    assert_eq!(
+        store(&h).turns_of("theo", &square).expect("turns").len(),
+        1,
+        "Theo's only turn is the failed one, before the assignment"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_15_an_open_work_line_notes_a_turn_of_the_other_party_begun_before_the_unit_last_changed()
+ {
+    let (h, _daemon, square) = with_tasks("debounce_window_ms = 0", None).await;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[assign("theo", "A summary of the March invoice")]),
+            reply("Handed to Theo."),
+            // Theo's turn, held, then reporting and ending at the report.
+            Scripted {
+                hold: Some("theo-report".into()),
+                ..calls(&[(
+                    "tasks__report",
+                    json!({"unit": "U-1", "state": "review", "report": "Amount 1,200 EUR, due 31 March.", "endTurn": true}),
+                )])
+            },
+            // Ana starts Mira again while Theo works: her turn begins before
+            // the report changes the unit, and is still running after it.
+            Scripted {
+                text: Some("Theo is on it.".into()),
+                hold: Some("mira-busy".into()),
+                ..Default::default()
+            },
+            // Ana asks Theo once he has reported.
+            reply("It is with Mira for review."),
+            // Mira's turn started by the report, once her running one ended.
+            reply("@theo thanks, I will judge it shortly."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    completions_reach(&h, 3).await;
+    h.say("ana", &square, "@mira is Theo on the summary?").await;
+    completions_reach(&h, 4).await;
+    h.model.sim.release("theo-report");
+    ended_turn(&h, "theo", &square).await;
+    let unit = store(&h).unit(1).expect("query").expect("U-1");
+    assert_eq!(unit.state.as_str(), "review");
+    h.say("ana", &square, "@theo is the summary done?").await;
+    h.wait_post(&square, "theo", "It is with Mira for review.", since)
+        .await;
+
+    let line = shown(&h, "Mira is working here since");
+    assert!(
+        line.contains("in a turn begun before the unit last changed") && line.contains("U-1"),
+        "{line}"
+    );
+    h.model.sim.release("mira-busy");
+    h.wait_post(&square, "mira", "I will judge it shortly", since)
+        .await;
 }
