@@ -176,7 +176,17 @@ async fn prepare(args: &Args) -> anyhow::Result<Prepared> {
         ),
         Shell::Off(_) => ("", "\"workspace\", \"ask\""),
     };
+    // The daemon runs inside this process: as root, the configuration says
+    // so on purpose, since boot refuses root otherwise (issue 21 item 5).
+    let allow_root = if nix::unistd::geteuid().is_root() {
+        "# The demo runs the daemon inside its own process, as root here; a real\n\
+         # deployment runs it as its own user (docs/deployment.md, \"Least privilege\").\n\
+         allow_root = true"
+    } else {
+        ""
+    };
     let text = include_str!("collegium-demo.toml")
+        .replace("{allow_root}", allow_root)
         .replace("{timezone}", "UTC")
         .replace("{state}", &dir.display().to_string())
         .replace("{daemon_user}", daemon_user)

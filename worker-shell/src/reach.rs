@@ -40,7 +40,7 @@ pub struct ReachRequest {
     pub endpoints: Vec<Endpoint>,
 }
 
-/// One connect, as the agent's user made it.
+/// One connect (or walk through a directory), as the agent's user made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attempt {
     pub endpoint: Endpoint,
@@ -62,6 +62,7 @@ pub fn attempt_all(endpoints: &[Endpoint]) -> Vec<Attempt> {
                     std::net::TcpStream::connect_timeout(addr, CONNECT_TIMEOUT).map(drop)
                 }
                 Endpoint::Unix(path) => std::os::unix::net::UnixStream::connect(path).map(drop),
+                Endpoint::Directory(path) => traverse(path),
             };
             match result {
                 Ok(()) => Attempt {
@@ -79,6 +80,17 @@ pub fn attempt_all(endpoints: &[Endpoint]) -> Vec<Attempt> {
             }
         })
         .collect()
+}
+
+/// Walks through `path` as this process's user: a lookup of `.` inside it
+/// needs search permission on it and on every directory above, which the
+/// kernel decides, ACLs included (§6.1). Neither Landlock (it has no right
+/// for a path walk) nor the command's user namespace (it maps the agent's
+/// own uid and gid, and nothing else) changes that decision.
+fn traverse(path: &Path) -> std::io::Result<()> {
+    let mut inside = path.as_os_str().to_owned();
+    inside.push("/.");
+    std::fs::symlink_metadata(inside).map(drop)
 }
 
 /// What the worker's own connect to a TCP endpoint met: `Ok` where
@@ -192,6 +204,23 @@ pub fn judge(attempt: &Attempt, control: Option<&Control>) -> (Reach, String) {
             Reach::Unverified,
             format!("{error}; the worker did not connect itself"),
         ),
+        (Endpoint::Directory(_), _) => {
+            let kind = attempt
+                .errno
+                .map(|n| std::io::Error::from_raw_os_error(n).kind());
+            match kind {
+                Some(ErrorKind::PermissionDenied) => (Reach::Blocked, error.clone()),
+                // Nothing is there to traverse: a deployment that keeps its
+                // binaries elsewhere (a development checkout) has no app
+                // root, and only root could make one under a root-owned
+                // parent. Said in the detail, never refused.
+                Some(ErrorKind::NotFound) => (
+                    Reach::Blocked,
+                    format!("{error}: there is nothing to traverse"),
+                ),
+                _ => (Reach::Unverified, error.clone()),
+            }
+        }
         (Endpoint::Unix(_), _) => {
             let kind = attempt
                 .errno
@@ -256,5 +285,33 @@ mod tests {
             Reach::Unverified
         );
         assert_eq!(judge(&attempt(unix(), None), None).0, Reach::Reached);
+    }
+
+    #[test]
+    fn s6_1_a_directory_is_closed_where_its_walk_is_denied_or_it_is_absent() {
+        let dir = || Endpoint::Directory("/usr/lib/collegium".into());
+        assert_eq!(judge(&attempt(dir(), None), None).0, Reach::Reached);
+        assert_eq!(
+            judge(&attempt(dir(), Some(nix::libc::EACCES)), None).0,
+            Reach::Blocked
+        );
+        let (reach, detail) = judge(&attempt(dir(), Some(nix::libc::ENOENT)), None);
+        assert_eq!(reach, Reach::Blocked);
+        assert!(detail.contains("nothing to traverse"), "{detail}");
+        assert_eq!(
+            judge(&attempt(dir(), Some(nix::libc::ENOTDIR)), None).0,
+            Reach::Unverified
+        );
+    }
+
+    #[test]
+    fn s6_1_a_walk_through_a_directory_is_tried_inside_it() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let attempts = attempt_all(&[
+            Endpoint::Directory(root.path().to_path_buf()),
+            Endpoint::Directory(root.path().join("absent")),
+        ]);
+        assert!(attempts[0].connected, "{attempts:?}");
+        assert_eq!(attempts[1].errno, Some(nix::libc::ENOENT), "{attempts:?}");
     }
 }

@@ -123,3 +123,60 @@ async fn s6_4_the_probe_connects_as_the_agent_confined_and_judges_each_endpoint(
         "{report:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_the_probe_walks_each_directory_as_the_agent_and_the_kernel_decides() {
+    if !geteuid().is_root() {
+        return;
+    }
+    let launcher = launcher();
+    let root = tempfile::tempdir().expect("tempdir");
+    let agent = ensure_user(AGENT);
+    let (uid, gid) = (agent.uid.as_raw(), agent.gid.as_raw());
+    dir(root.path(), 0, 0, 0o755);
+    let home = root.path().join("home");
+    dir(&home, uid, gid, 0o700);
+    // An app root as a careless install leaves it, one as
+    // deploy/tmpfiles.d makes it, and a plugins root beneath the closed
+    // one, open itself: the walk stops at the app root.
+    let open = root.path().join("open");
+    dir(&open, 0, 0, 0o755);
+    let closed = root.path().join("closed");
+    dir(&closed, 0, 0, 0o750);
+    let beneath = closed.join("plugins");
+    dir(&beneath, 0, 0, 0o755);
+    let endpoints = vec![
+        Endpoint::Directory(open),
+        Endpoint::Directory(closed),
+        Endpoint::Directory(beneath),
+        Endpoint::Directory(root.path().join("absent")),
+    ];
+    let request = LaunchRequest {
+        uid,
+        gid,
+        groups: vec![gid],
+        home,
+        workspace: None,
+        command: String::new(),
+        cgroup: None,
+        landlock_floor: 1,
+        nonce: String::new(),
+        limits: Default::default(),
+    };
+    let report = probe(&launcher, &request, &endpoints, &[]).await;
+    let reach = |i: usize| Reach::try_from(found(&report, &endpoints[i]).reach).expect("reach");
+    assert_eq!(reach(0), Reach::Reached, "{report:?}");
+    assert_eq!(reach(1), Reach::Blocked, "root's 0750: {report:?}");
+    assert_eq!(
+        reach(2),
+        Reach::Blocked,
+        "behind a closed directory: {report:?}"
+    );
+    assert_eq!(reach(3), Reach::Blocked, "{report:?}");
+    assert!(
+        found(&report, &endpoints[3])
+            .detail
+            .contains("nothing to traverse"),
+        "{report:?}"
+    );
+}

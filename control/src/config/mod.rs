@@ -129,6 +129,7 @@ fn absolutize(config: &mut Config, base: &Path) {
         &mut deployment.runtime_dir,
         &mut deployment.audit_dir,
         &mut deployment.resources_root,
+        &mut deployment.app_root,
         &mut deployment.plugins_root,
         &mut deployment.workspaces_root,
         &mut deployment.homes_root,

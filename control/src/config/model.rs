@@ -81,7 +81,14 @@ pub struct Deployment {
     /// beneath this directory (§3.1, §3.5).
     #[serde(default = "defaults::resources_root")]
     pub resources_root: PathBuf,
-    /// Operator plugins, one directory per namespace (§3.14).
+    /// The app root: the framework's binaries and files, with the plugins
+    /// root beneath it by default. No agent's OS user may traverse it
+    /// (§6.1): the boot tries it as each and refuses where one can (mode
+    /// 0750, group `collegium-app`).
+    #[serde(default = "defaults::app_root")]
+    pub app_root: PathBuf,
+    /// Operator plugins, one directory per namespace (§3.14). No agent's OS
+    /// user may traverse it (§6.1), checked at boot as the app root is.
     #[serde(default = "defaults::plugins_root")]
     pub plugins_root: PathBuf,
     /// The root of the agents' workspaces, one directory per agent (A2): the
@@ -97,6 +104,12 @@ pub struct Deployment {
     /// the files it writes into the state directory (the bot tokens); unset,
     /// they belong to whoever runs the provisioner.
     pub daemon_user: Option<String>,
+    /// Let the daemon run as root (uid 0). It needs no privilege, so boot
+    /// refuses root unless this says so (issue 21 item 5): tests and demos
+    /// that run everything as root set it, a deployment runs the daemon as
+    /// its own user (`collegium`).
+    #[serde(default)]
+    pub allow_root: bool,
 }
 
 /// Deployment-wide limits (§3.8, §4.4, §5.3, §7.2, §7.4, §7.6).
@@ -422,6 +435,9 @@ mod defaults {
     }
     pub fn resources_root() -> PathBuf {
         PathBuf::from("/etc/collegium/resources")
+    }
+    pub fn app_root() -> PathBuf {
+        PathBuf::from("/usr/lib/collegium")
     }
     pub fn plugins_root() -> PathBuf {
         PathBuf::from("/usr/lib/collegium/plugins")

@@ -8,6 +8,22 @@ use super::LoadedConfig;
 use super::model::{ChannelType, Triggering};
 use crate::tools::Gate;
 
+/// The deployment's least-privilege line (issue 21 item 5, §6.1): the
+/// roots no agent's user may traverse, and whether the daemon may run as
+/// root.
+fn privilege_line(d: &super::model::Deployment) -> String {
+    let root = if d.allow_root {
+        "runs as root: allowed (deployment.allow_root)"
+    } else {
+        "runs as root: refused"
+    };
+    format!(
+        "privilege: app root {} · plugins root {} closed to agents' users · {root}",
+        d.app_root.display(),
+        d.plugins_root.display()
+    )
+}
+
 pub fn render(loaded: &LoadedConfig) -> String {
     let config = &loaded.config;
     let mut out = String::new();
@@ -22,6 +38,7 @@ pub fn render(loaded: &LoadedConfig) -> String {
         d.state_dir.display(),
         config.callbacks.bind
     );
+    let _ = writeln!(out, "{}", privilege_line(d));
     let _ = writeln!(
         out,
         "mattermost: {} team {} · system bot {}",
@@ -140,4 +157,31 @@ pub fn render(loaded: &LoadedConfig) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(allow_root: bool) -> super::super::model::Deployment {
+        let mut d: super::super::model::Deployment = serde_json::from_value(serde_json::json!({
+            "operator_timezone": "UTC",
+            "main_channel": "town-square",
+        }))
+        .expect("a deployment");
+        d.allow_root = allow_root;
+        d
+    }
+
+    #[test]
+    fn a21_the_summary_says_the_app_root_and_whether_root_is_allowed() {
+        assert_eq!(
+            privilege_line(&deployment(false)),
+            "privilege: app root /usr/lib/collegium · plugins root /usr/lib/collegium/plugins closed to agents' users · runs as root: refused"
+        );
+        assert!(
+            privilege_line(&deployment(true))
+                .ends_with("runs as root: allowed (deployment.allow_root)")
+        );
+    }
 }

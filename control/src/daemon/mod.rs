@@ -9,6 +9,7 @@ mod logging;
 mod mattermost;
 mod models;
 mod notify;
+mod privilege;
 mod runtime;
 mod seats;
 
@@ -45,6 +46,8 @@ pub enum DaemonError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    RunningAsRoot(#[from] privilege::RunningAsRoot),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot start the runtime: {0}")]
@@ -131,6 +134,9 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         agents = loaded.agents.len(),
         "configuration checked"
     );
+    // Before the store or Mattermost is touched: a root daemon would make
+    // the store root's, and a later unprivileged start could not open it.
+    privilege::check_self(loaded.config.deployment.allow_root)?;
     let state_dir = &loaded.config.deployment.state_dir;
     create_private_dir(state_dir)?;
     let store_path = state_dir.join(STORE_FILE);

@@ -1,5 +1,6 @@
-//! What an agent's user must never reach (§6.4; ARCHITECTURE §4): the
-//! daemon's callback port and every worker's socket. The provisioner
+//! What an agent's user must never reach (§6.4, §6.1; ARCHITECTURE §4): the
+//! daemon's callback port, every worker's socket, and the app root and the
+//! plugins root, which it must not even traverse. The provisioner
 //! converges an nftables table rejecting the agents' uids' connections to
 //! the ports listed here, the shell worker tries each endpoint as each
 //! agent's user at the handshake, and the daemon holds it to the result;
@@ -24,6 +25,9 @@ pub enum Endpoint {
     Tcp(SocketAddr),
     /// A Unix domain socket's path.
     Unix(PathBuf),
+    /// A directory the agent's user must not traverse (§6.1: the app root,
+    /// the plugins root): reached where a path walk through it succeeds.
+    Directory(PathBuf),
 }
 
 impl std::fmt::Display for Endpoint {
@@ -31,6 +35,7 @@ impl std::fmt::Display for Endpoint {
         match self {
             Self::Tcp(addr) => write!(f, "tcp {addr}"),
             Self::Unix(path) => write!(f, "unix {}", path.display()),
+            Self::Directory(path) => write!(f, "directory {}", path.display()),
         }
     }
 }
@@ -51,7 +56,9 @@ pub fn blocked_ports(loaded: &LoadedConfig) -> BTreeSet<u16> {
 }
 
 /// Every endpoint an agent's user must not reach: the callback address,
-/// the shell worker's socket and each granted plugin's.
+/// the shell worker's socket and each granted plugin's, then the app root
+/// and the plugins root (issue 21 item 5, §6.1), each tried even where the
+/// other lies beneath it, so a refusal names the one that is open.
 pub fn endpoints(loaded: &LoadedConfig) -> Vec<Endpoint> {
     let mut found = vec![Endpoint::Tcp(connectable(loaded.config.callbacks.bind))];
     let namespaces = std::iter::once("shell".to_string())
@@ -59,6 +66,11 @@ pub fn endpoints(loaded: &LoadedConfig) -> Vec<Endpoint> {
     found.extend(
         namespaces.map(|ns| Endpoint::Unix(crate::workers::framework::socket(loaded, &ns))),
     );
+    let deployment = &loaded.config.deployment;
+    found.push(Endpoint::Directory(deployment.app_root.clone()));
+    if deployment.plugins_root != deployment.app_root {
+        found.push(Endpoint::Directory(deployment.plugins_root.clone()));
+    }
     found
 }
 
@@ -113,6 +125,10 @@ mod tests {
         assert_eq!(
             Endpoint::Unix(PathBuf::from("/run/collegium/shell/toolset.sock")).to_string(),
             "unix /run/collegium/shell/toolset.sock"
+        );
+        assert_eq!(
+            Endpoint::Directory(PathBuf::from("/usr/lib/collegium")).to_string(),
+            "directory /usr/lib/collegium"
         );
     }
 }

@@ -44,6 +44,19 @@ pub fn gaps(expected: &ReachExpectation, described: &DescribeResponse) -> Vec<Ga
                 )),
                 Some(found) => match Reach::try_from(found.reach).unwrap_or(Reach::Unspecified) {
                     Reach::Blocked => None,
+                    Reach::Reached if matches!(endpoint, Endpoint::Directory(_)) => Some(format!(
+                        "{user} can traverse {}, so @{agent}'s commands could read the framework's code and files there (§6.1); {}",
+                        path_of(endpoint),
+                        fix(endpoint, &expected.table)
+                    )),
+                    Reach::Unverified if matches!(endpoint, Endpoint::Directory(_)) => {
+                        Some(format!(
+                            "whether {user} can traverse {} is not known ({}); {}",
+                            path_of(endpoint),
+                            found.detail,
+                            fix(endpoint, &expected.table)
+                        ))
+                    }
                     Reach::Reached => Some(format!(
                         "{user} reached {shown}, so @{agent}'s commands could too; {}",
                         fix(endpoint, &expected.table)
@@ -74,9 +87,21 @@ pub fn gaps(expected: &ReachExpectation, described: &DescribeResponse) -> Vec<Ga
     gaps
 }
 
+/// The path a directory endpoint names, for the refusal's words.
+fn path_of(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Directory(path) | Endpoint::Unix(path) => path.display().to_string(),
+        Endpoint::Tcp(addr) => addr.to_string(),
+    }
+}
+
 /// How the operator closes `endpoint` to agents.
 fn fix(endpoint: &Endpoint, table: &str) -> String {
     match endpoint {
+        Endpoint::Directory(path) => format!(
+            "close it to agents' users: mode 0750, owned by root, its group one no agent's user is in (`chown root:collegium-app {0} && chmod 0750 {0}` for the app root; the plugins root's group is collegium-plugins, and `collegium-provision host --config FILE` converges it), as deploy/tmpfiles.d/collegium.conf makes them",
+            path.display()
+        ),
         Endpoint::Tcp(_) => format!(
             "run `collegium-provision host --config FILE` as root, which converges the nftables table `inet {table}` rejecting the agents' users' connections to the callback port (install the nftables package where `nft` is missing)"
         ),
@@ -165,6 +190,45 @@ mod tests {
         assert!(
             found.len() == 1 && found[0].problem.contains("did not try unix"),
             "{found:?}"
+        );
+    }
+
+    #[test]
+    fn s6_1_a_traversable_app_root_names_the_agent_the_path_and_the_fix() {
+        let expected = ReachExpectation {
+            agents: vec![("mira".into(), "cg-mira".into())],
+            endpoints: vec![Endpoint::Directory("/usr/lib/collegium".into())],
+            table: "collegium_0123".into(),
+        };
+        let described = |reach: Reach, detail: &str| DescribeResponse {
+            agent_reach: vec![AgentReach {
+                agent: "mira".into(),
+                endpoints: vec![EndpointReach {
+                    endpoint: "directory /usr/lib/collegium".into(),
+                    reach: reach as i32,
+                    detail: detail.into(),
+                }],
+            }],
+            ..DescribeResponse::default()
+        };
+        assert!(gaps(&expected, &described(Reach::Blocked, "Permission denied")).is_empty());
+        let found = gaps(&expected, &described(Reach::Reached, "connected"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        let text = found[0].to_string();
+        assert!(
+            text.starts_with(
+                "agent_reach.mira: cg-mira can traverse /usr/lib/collegium, so @mira's commands could read"
+            ) && text.contains("mode 0750")
+                && text.contains("chown root:collegium-app /usr/lib/collegium"),
+            "{text}"
+        );
+        let unknown = gaps(&expected, &described(Reach::Unverified, "Not a directory"));
+        assert!(
+            unknown.len() == 1
+                && unknown[0].problem.starts_with(
+                    "whether cg-mira can traverse /usr/lib/collegium is not known (Not a directory)"
+                ),
+            "{unknown:?}"
         );
     }
 }
