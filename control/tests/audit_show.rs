@@ -52,7 +52,9 @@ fn logged(dir: &Path) -> (PathBuf, PathBuf) {
             requested_at: 1_800_000_000_100,
         })
         .expect("decision");
-    store.set_prompt_post("decision-1", "prompt-1").expect("post");
+    store
+        .set_prompt_post("decision-1", "prompt-1")
+        .expect("post");
     store
         .decide("decision-1", "approved", "ana", None, 1_800_000_060_000)
         .expect("decide");
@@ -125,16 +127,26 @@ fn i21_7_the_binary_shows_a_verified_log_joined_with_the_store() {
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("line 1 is the one"), "{stdout}");
     assert!(
-        stdout.contains("approved by @ana at 2027-01-15 08:01:00.000 UTC in ~town-square /_redirect/pl/prompt-1"),
+        stdout.contains(
+            "approved by @ana at 2027-01-15 08:01:00.000 UTC in ~town-square /_redirect/pl/prompt-1"
+        ),
         "{stdout}"
     );
 
-    let out = show(&log, &store, &["--json", "--agent", "theo", "--since", "2020-01-01"]);
+    let out = show(
+        &log,
+        &store,
+        &["--json", "--agent", "theo", "--since", "2020-01-01"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let object: serde_json::Value =
         serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
     assert_eq!(object["approval"]["decided_by"], "ana");
-    assert!(text(&out.stderr).contains("1 of 1 lines shown"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 of 1 lines shown"),
+        "{}",
+        text(&out.stderr)
+    );
 
     assert_eq!(std::fs::read(&store).expect("read"), before, "read-only");
 }
@@ -143,7 +155,11 @@ fn i21_7_the_binary_shows_a_verified_log_joined_with_the_store() {
 fn i21_7_a_bad_flag_value_is_refused_naming_the_flag() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path());
-    for (flag, value) in [("--since", "last tuesday"), ("--until", "2026-02-30"), ("--outcome", "ok")] {
+    for (flag, value) in [
+        ("--since", "last tuesday"),
+        ("--until", "2026-02-30"),
+        ("--outcome", "ok"),
+    ] {
         let out = show(&log, &store, &[flag, value]);
         assert!(!out.status.success());
         assert!(out.stdout.is_empty());
@@ -157,11 +173,17 @@ fn i21_7_the_binary_refuses_a_tampered_log_before_showing_anything() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (log, store) = logged(dir.path());
     let written = std::fs::read_to_string(&log).expect("read");
-    std::fs::write(&log, written.replacen("\"duration_ms\":7", "\"duration_ms\":8", 1))
-        .expect("tamper");
+    std::fs::write(
+        &log,
+        written.replacen("\"duration_ms\":7", "\"duration_ms\":8", 1),
+    )
+    .expect("tamper");
     let out = show(&log, &store, &[]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
-    assert!(stdout.starts_with(&format!("{}: line 1: ", log.display())), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("{}: line 1: ", log.display())),
+        "{stdout}"
+    );
     assert!(!stdout.contains("#1"), "{stdout}");
 }

@@ -115,7 +115,9 @@ impl Filter {
             TimeArg::Instant(instant) => {
                 instant.with_timezone(&Utc) + chrono::Duration::milliseconds(1)
             }
-            TimeArg::Date(date) => midnight(date.checked_add_days(Days::new(1)).unwrap_or(date), tz),
+            TimeArg::Date(date) => {
+                midnight(date.checked_add_days(Days::new(1)).unwrap_or(date), tz)
+            }
         });
         if let (Some(since), Some(before)) = (since, before)
             && since >= before
@@ -164,7 +166,11 @@ impl Window {
     /// passes no time filter: it cannot be placed in the window.
     pub fn keeps(&self, line: &Line) -> bool {
         let filter = &self.filter;
-        if filter.agent.as_ref().is_some_and(|a| *a != line.record.agent) {
+        if filter
+            .agent
+            .as_ref()
+            .is_some_and(|a| *a != line.record.agent)
+        {
             return false;
         }
         if let Some(tool) = &filter.tool {
@@ -218,7 +224,10 @@ mod tests {
     }
 
     fn keeps(filter: Filter, line: &Line) -> bool {
-        filter.window(chrono_tz::Europe::Berlin).expect("window").keeps(line)
+        filter
+            .window(chrono_tz::Europe::Berlin)
+            .expect("window")
+            .keeps(line)
     }
 
     const NOON: &str = "2026-12-07T12:00:00.000Z";
@@ -231,7 +240,10 @@ mod tests {
             ..Filter::default()
         };
         assert!(keeps(filter.clone(), &theo));
-        assert!(!keeps(filter, &line("mira", "mail::send", Outcome::Success, NOON)));
+        assert!(!keeps(
+            filter,
+            &line("mira", "mail::send", Outcome::Success, NOON)
+        ));
     }
 
     #[test]
@@ -260,9 +272,15 @@ mod tests {
             ..Filter::default()
         };
         assert!(keeps(filter.clone(), &refused));
-        assert!(!keeps(filter, &line("theo", "mail::send", Outcome::Success, NOON)));
+        assert!(!keeps(
+            filter,
+            &line("theo", "mail::send", Outcome::Success, NOON)
+        ));
         let refusal = parse_outcome("ok").expect_err("refused");
-        assert!(refusal.contains("success, refusal, invalid_arguments"), "{refusal}");
+        assert!(
+            refusal.contains("success, refusal, invalid_arguments"),
+            "{refusal}"
+        );
         for (name, outcome) in OUTCOMES {
             assert_eq!(outcome_name(*outcome), *name);
         }
@@ -271,22 +289,39 @@ mod tests {
     #[test]
     fn i21_7_times_take_rfc3339_or_a_day_in_the_operators_timezone() {
         // 23:30 UTC on the 6th is already the 7th in Berlin (UTC+1).
-        let late = line("theo", "mail::send", Outcome::Success, "2026-12-06T23:30:00.000Z");
+        let late = line(
+            "theo",
+            "mail::send",
+            Outcome::Success,
+            "2026-12-06T23:30:00.000Z",
+        );
         let day = Filter {
             since: Some(parse_time("2026-12-07").expect("date")),
             until: Some(parse_time("2026-12-07").expect("date")),
             ..Filter::default()
         };
         assert!(keeps(day.clone(), &late));
-        assert!(keeps(day.clone(), &line("theo", "x::y", Outcome::Success, "2026-12-07T22:59:59.999Z")));
-        assert!(!keeps(day, &line("theo", "x::y", Outcome::Success, "2026-12-07T23:00:00.000Z")));
+        assert!(keeps(
+            day.clone(),
+            &line("theo", "x::y", Outcome::Success, "2026-12-07T22:59:59.999Z")
+        ));
+        assert!(!keeps(
+            day,
+            &line("theo", "x::y", Outcome::Success, "2026-12-07T23:00:00.000Z")
+        ));
 
         let until = Filter {
             until: Some(parse_time("2026-12-07T13:00:00+01:00").expect("instant")),
             ..Filter::default()
         };
-        assert!(keeps(until.clone(), &line("theo", "x::y", Outcome::Success, NOON)), "inclusive");
-        assert!(!keeps(until, &line("theo", "x::y", Outcome::Success, "2026-12-07T12:00:00.001Z")));
+        assert!(
+            keeps(until.clone(), &line("theo", "x::y", Outcome::Success, NOON)),
+            "inclusive"
+        );
+        assert!(!keeps(
+            until,
+            &line("theo", "x::y", Outcome::Success, "2026-12-07T12:00:00.001Z")
+        ));
         assert!(parse_time("yesterday").is_err());
         assert!(parse_time("2026-13-01").is_err());
     }

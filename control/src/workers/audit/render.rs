@@ -160,7 +160,9 @@ pub fn json(entry: &Entry, site: &Site) -> Value {
     let line = &entry.line;
     let record = &line.record;
     let (arguments, arguments_match) = match &entry.arguments {
-        ArgumentsLookup::Found { text, matches } => (Value::from(text.as_str()), Value::from(*matches)),
+        ArgumentsLookup::Found { text, matches } => {
+            (Value::from(text.as_str()), Value::from(*matches))
+        }
         _ => (Value::Null, Value::Null),
     };
     let approval = match &entry.approval {

@@ -45,7 +45,8 @@ impl Site {
     /// a review must not read a timezone from a file the daemon would
     /// refuse.
     pub fn from_config(path: &Path) -> Result<Self, SiteError> {
-        let loaded = config::load(path).map_err(|e| SiteError::Config(e.report().trim_end().to_string()))?;
+        let loaded =
+            config::load(path).map_err(|e| SiteError::Config(e.report().trim_end().to_string()))?;
         let timezone: Tz = loaded
             .config
             .deployment

@@ -9,11 +9,9 @@ use serde_json::{Value, json};
 
 use super::filter::{Filter, parse_outcome, parse_time};
 use super::show::{Show, ShowError, show};
-use crate::store::worker_calls::{AuditAnchor, CallEnd, NewWorkerCall};
-use crate::store::{
-    ChannelKind, NewTurn, ObservedChannel, Store, TraceKind, TurnCause, TurnEvent,
-};
 use crate::store::decisions::NewDecision;
+use crate::store::worker_calls::{AuditAnchor, CallEnd, NewWorkerCall};
+use crate::store::{ChannelKind, NewTurn, ObservedChannel, Store, TraceKind, TurnCause, TurnEvent};
 
 struct Call {
     agent: &'static str,
@@ -223,11 +221,17 @@ fn i21_7_each_call_says_who_approved_it_when_where_with_a_link() {
     let header = said.next().expect("header");
     assert!(header.contains("3 lines from worker 'mail'"), "{out}");
     assert!(header.contains("line 3 is the one"), "{out}");
-    assert!(said.next().expect("timezone").contains("Times are in UTC"), "{out}");
+    assert!(
+        said.next().expect("timezone").contains("Times are in UTC"),
+        "{out}"
+    );
     let lines = lines_of(&out);
     assert_eq!(lines.len(), 3, "{out}");
     assert!(lines[0].starts_with("#1  "), "{out}");
-    assert!(lines[0].contains("  theo  mail::send  success  12 ms  "), "{out}");
+    assert!(
+        lines[0].contains("  theo  mail::send  success  12 ms  "),
+        "{out}"
+    );
     assert!(
         lines[0].contains(r#"{"subject":"Q3","to":"ana@example.com"}"#),
         "the arguments from the trace: {out}"
@@ -238,7 +242,10 @@ fn i21_7_each_call_says_who_approved_it_when_where_with_a_link() {
         ),
         "{out}"
     );
-    assert!(lines[1].contains("mail::read") && lines[1].ends_with("ungated"), "{out}");
+    assert!(
+        lines[1].contains("mail::read") && lines[1].ends_with("ungated"),
+        "{out}"
+    );
     assert!(
         lines[2].contains("do not hash to the log's arguments_sha256"),
         "a trace that disagrees with the log is said: {out}"
@@ -252,13 +259,19 @@ fn i21_7_each_filter_narrows_and_the_count_names_it() {
     let f = fixture();
     let shown = |filter: Filter| {
         let (out, _) = run(&request(&f, filter, false));
-        (lines_of(&out).len(), out.lines().last().unwrap_or("").to_string())
+        (
+            lines_of(&out).len(),
+            out.lines().last().unwrap_or("").to_string(),
+        )
     };
     let (n, closing) = shown(Filter {
         agent: Some("mira".into()),
         ..Filter::default()
     });
-    assert_eq!((n, closing.as_str()), (1, "1 of 3 lines shown (--agent mira)."));
+    assert_eq!(
+        (n, closing.as_str()),
+        (1, "1 of 3 lines shown (--agent mira).")
+    );
     let (n, _) = shown(Filter {
         tool: Some("mail::read".into()),
         ..Filter::default()
@@ -288,7 +301,10 @@ fn i21_7_each_filter_narrows_and_the_count_names_it() {
         ..Filter::default()
     });
     assert_eq!(n, 0, "{closing}");
-    assert!(closing.starts_with("0 of 3 lines shown (--since "), "{closing}");
+    assert!(
+        closing.starts_with("0 of 3 lines shown (--since "),
+        "{closing}"
+    );
     let (n, _) = shown(Filter {
         until: Some(day(today.pred_opt().expect("yesterday"))),
         ..Filter::default()
@@ -300,16 +316,18 @@ fn i21_7_each_filter_narrows_and_the_count_names_it() {
 fn i21_7_a_tampered_line_is_refused_before_anything_is_shown() {
     let f = fixture();
     let text = std::fs::read_to_string(&f.log).expect("read");
-    std::fs::write(&f.log, text.replacen("\"theo\"", "\"mira\"", 1))
-        .expect("tamper");
+    std::fs::write(&f.log, text.replacen("\"theo\"", "\"mira\"", 1)).expect("tamper");
     let (mut out, mut note) = (Vec::new(), Vec::new());
-    let refused = show(&request(&f, Filter::default(), false), &mut out, &mut note)
-        .expect_err("refused");
+    let refused =
+        show(&request(&f, Filter::default(), false), &mut out, &mut note).expect_err("refused");
     assert!(matches!(refused, ShowError::Verify(_)), "{refused}");
     let said = refused.to_string();
     assert!(said.contains("line 1: "), "{said}");
     assert!(said.contains("Nothing is shown"), "{said}");
-    assert!(out.is_empty() && note.is_empty(), "nothing before the refusal");
+    assert!(
+        out.is_empty() && note.is_empty(),
+        "nothing before the refusal"
+    );
 
     // Cut off the end: the store's anchor is past the log's last line.
     let f = fixture();
@@ -317,8 +335,8 @@ fn i21_7_a_tampered_line_is_refused_before_anything_is_shown() {
     let kept: Vec<&str> = text.lines().take(2).collect();
     std::fs::write(&f.log, format!("{}\n", kept.join("\n"))).expect("truncate");
     let (mut out, mut note) = (Vec::new(), Vec::new());
-    let refused = show(&request(&f, Filter::default(), true), &mut out, &mut note)
-        .expect_err("refused");
+    let refused =
+        show(&request(&f, Filter::default(), true), &mut out, &mut note).expect_err("refused");
     assert!(refused.to_string().contains("line 3: missing"), "{refused}");
     assert!(out.is_empty() && note.is_empty());
 }
@@ -370,7 +388,10 @@ fn keys(value: &Value) -> BTreeSet<String> {
 fn i21_7_json_is_one_object_a_line_with_the_documented_fields_and_only_them() {
     let f = fixture();
     let (out, note) = run(&request(&f, Filter::default(), true));
-    assert!(note.contains("3 lines from worker 'mail'"), "the report goes aside: {note}");
+    assert!(
+        note.contains("3 lines from worker 'mail'"),
+        "the report goes aside: {note}"
+    );
     assert!(note.contains("3 of 3 lines shown."), "{note}");
     let objects: Vec<Value> = out
         .lines()
