@@ -14,6 +14,7 @@ use super::render::{self, Entry};
 use super::site::{Site, SiteError};
 use super::verify::{VerifyError, verify_each};
 use crate::store::StoreError;
+use collegium_worker_kit::audit::AuditError;
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -30,11 +31,12 @@ pub struct Show {
 pub enum ShowError {
     /// The log is not what the worker wrote; nothing was shown.
     #[error("{0}\nNothing is shown from a log that does not verify.")]
-    Verify(#[from] VerifyError),
+    Verify(AuditError),
     #[error(transparent)]
     Site(#[from] SiteError),
     #[error(transparent)]
     Filter(#[from] FilterError),
+    /// The store could not be read; the log may be fine.
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot write the output: {0}")]
@@ -63,6 +65,10 @@ pub fn show(request: &Show, out: &mut dyn Write, note: &mut dyn Write) -> Result
         if window.keeps(&line) {
             kept.push(line);
         }
+    })
+    .map_err(|error| match error {
+        VerifyError::Log(log) => ShowError::Verify(log),
+        VerifyError::Store(store) => ShowError::Store(store),
     })?;
     let mut join = request
         .anchored

@@ -517,3 +517,24 @@ fn i21_7_the_configuration_gives_the_operators_timezone_and_the_sites_links() {
     assert!(refused.to_string().starts_with("--config: "), "{refused}");
     assert!(out.is_empty());
 }
+
+#[test]
+fn i21_7_a_store_that_cannot_be_read_is_named_and_never_created() {
+    let f = fixture();
+    let missing = f.dir.join("no-such.db");
+    let mut request = request(&f, Filter::default(), false);
+    request.anchored = Some((missing.clone(), "mail".into()));
+    let (mut out, mut note) = (Vec::new(), Vec::new());
+    let refused = show(&request, &mut out, &mut note).expect_err("refused");
+    assert!(matches!(refused, ShowError::Store(_)), "{refused}");
+    assert!(
+        refused.to_string().contains("cannot open the store"),
+        "{refused}"
+    );
+    assert!(
+        !refused.to_string().contains("does not verify"),
+        "{refused}"
+    );
+    assert!(out.is_empty() && note.is_empty());
+    assert!(!missing.exists(), "read-only: no store is created");
+}
