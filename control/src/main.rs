@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use collegium_control::config;
+use collegium_control::workers::audit::filter::{self, Filter, TimeArg};
+use collegium_control::workers::audit::show::{self, Show};
+use collegium_worker_kit::audit::Outcome;
 
 #[derive(Parser)]
 #[command(
@@ -52,6 +55,44 @@ enum AuditCommand {
         /// needed with --store, which holds every worker's anchors.
         #[arg(long, requires = "store")]
         worker: Option<String>,
+    },
+    /// Show a worker's audit log, one call a line, after verifying it as
+    /// `verify` does (a log that does not verify shows nothing; exit 1).
+    /// With the store, each call says who approved it, when, in which
+    /// channel, and links the approval prompt.
+    Show {
+        /// The worker's audit log.
+        file: PathBuf,
+        /// The daemon's store, opened read-only.
+        #[arg(long, requires = "worker")]
+        store: Option<PathBuf>,
+        /// The worker whose log this is, as the configuration names it.
+        #[arg(long, requires = "store")]
+        worker: Option<String>,
+        /// The configuration: the operator's timezone and the Mattermost
+        /// site for links. Without it, times are UTC and links site-relative.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Only this agent's calls.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only this tool's calls (`namespace::tool`), or a namespace's.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only calls that ended so (success, refusal, invalid_arguments,
+        /// unresolved, failure, grant_refused, abandoned).
+        #[arg(long, value_parser = filter::parse_outcome)]
+        outcome: Option<Outcome>,
+        /// Calls at or after: RFC 3339, or a date (its midnight in the
+        /// operator's timezone).
+        #[arg(long, value_name = "TIME", value_parser = filter::parse_time)]
+        since: Option<TimeArg>,
+        /// Calls at or before: RFC 3339, or a date (through its end).
+        #[arg(long, value_name = "TIME", value_parser = filter::parse_time)]
+        until: Option<TimeArg>,
+        /// One JSON object a line, for log shippers (docs/audit.md).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -107,6 +148,40 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Audit {
+            command:
+                AuditCommand::Show {
+                    file,
+                    store,
+                    worker,
+                    config,
+                    agent,
+                    tool,
+                    outcome,
+                    since,
+                    until,
+                    json,
+                },
+        } => {
+            let request = Show {
+                file,
+                anchored: store.zip(worker),
+                config,
+                filter: Filter {
+                    agent,
+                    tool,
+                    outcome,
+                    since,
+                    until,
+                },
+                json,
+            };
+            if show::run(&request) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
         Command::Run { config } => match collegium_control::daemon::run(&config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

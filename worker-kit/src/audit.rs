@@ -228,6 +228,18 @@ pub struct Verified {
 /// checks that the log still reaches it and that the anchored line is the
 /// one the daemon saw. Names the first bad line.
 pub fn verify(path: &Path, anchor: Option<&Anchor>) -> Result<Verified, AuditError> {
+    verify_each(path, anchor, |_| {})
+}
+
+/// `verify`, handing each line to `each` as it is read: a reader that shows
+/// the lines (`collegium audit show`) reads the file once, so what it shows
+/// is exactly what was verified. Nothing handed over may be shown before
+/// this returns `Ok`: a later line can still break the chain.
+pub fn verify_each(
+    path: &Path,
+    anchor: Option<&Anchor>,
+    mut each: impl FnMut(Line),
+) -> Result<Verified, AuditError> {
     let bad = |line: u64, reason: String| AuditError::Bad {
         path: path.to_path_buf(),
         line,
@@ -302,6 +314,7 @@ pub fn verify(path: &Path, anchor: Option<&Anchor>) -> Result<Verified, AuditErr
             anchored = Some(prev_hash.clone());
         }
         verified.lines = number;
+        each(line);
     }
     if verified.lines > 0 {
         verified.head = Some(Anchor {

@@ -138,6 +138,19 @@ impl Store {
             .optional()?)
     }
 
+    /// When a decision was asked for, and when it was taken (none while it
+    /// waits): what an audit review says of an approval beside its record.
+    pub fn decision_times(&self, id: &str) -> Result<Option<(Millis, Option<Millis>)>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT requested_at, decided_at FROM decisions WHERE id = ?1",
+                params![id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?)
+    }
+
     pub fn decision(&self, id: &str) -> Result<Option<DecisionRecord>, StoreError> {
         Ok(self
             .conn

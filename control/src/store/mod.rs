@@ -158,6 +158,38 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens the store at `path` read-only, never creating, migrating or
+    /// writing it: an operator's review (`collegium audit show`) may run
+    /// beside a live daemon and must leave what it reads as it was. `needed`
+    /// is the schema version the caller's queries read; a store older than
+    /// that is named, for the daemon to migrate it first.
+    pub fn open_read_only(path: &Path, needed: u32) -> Result<Self, StoreError> {
+        let open_error = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_error)?;
+        // A checkpoint by the live daemon is waited out, not failed on.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_error)?;
+        let store = migrations::user_version(&conn).map_err(open_error)?;
+        if store < needed {
+            return Err(StoreError::TooOld {
+                path: path.to_path_buf(),
+                store,
+                needed,
+            });
+        }
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

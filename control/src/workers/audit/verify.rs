@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use collegium_worker_kit::audit::{self, Anchor, AuditError};
+use collegium_worker_kit::audit::{self, Anchor, AuditError, Line};
 
 use crate::store::StoreError;
 use crate::store::worker_calls::latest_audit_anchor;
@@ -21,8 +21,21 @@ pub enum VerifyError {
 /// is named by the operator, never taken from the file: a log rewritten
 /// under another name, or emptied, must not escape its anchor.
 pub fn verify(file: &Path, anchored: Option<(&Path, &str)>) -> Result<String, VerifyError> {
+    verify_each(file, anchored, |_| {})
+}
+
+/// `verify`, handing each line to `each` as the one pass over the file reads
+/// it (`audit show`): what is shown is what was verified, never a second
+/// reading of a file a live worker may have grown since. The store's anchor
+/// is read before the file, so a line appended in between is only ever past
+/// the anchor, which the chain covers.
+pub fn verify_each(
+    file: &Path,
+    anchored: Option<(&Path, &str)>,
+    each: impl FnMut(Line),
+) -> Result<String, VerifyError> {
     let Some((store, worker)) = anchored else {
-        let chained = audit::verify(file, None)?;
+        let chained = audit::verify_each(file, None, each)?;
         let Some(worker) = chained.worker else {
             return Ok(format!("{}: empty; nothing to verify", file.display()));
         };
@@ -37,7 +50,7 @@ pub fn verify(file: &Path, anchored: Option<(&Path, &str)>) -> Result<String, Ve
         seq: a.seq,
         hash: a.hash,
     });
-    let verified = audit::verify(file, anchor.as_ref())?;
+    let verified = audit::verify_each(file, anchor.as_ref(), each)?;
     if let Some(other) = verified.worker.as_deref().filter(|w| *w != worker) {
         return Err(AuditError::Bad {
             path: file.to_path_buf(),
