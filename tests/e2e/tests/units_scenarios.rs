@@ -193,7 +193,10 @@ async fn s3_15_tasks_read_of_a_forgotten_report_says_it_was_forgotten_and_does_n
         read.starts_with("U-1 — review") && read.contains("Outcome: The March invoice summarised"),
         "the unit itself is still shown: {read}"
     );
-    assert!(!read.contains("zebra"), "the report's text is not shown: {read}");
+    assert!(
+        !read.contains("zebra"),
+        "the report's text is not shown: {read}"
+    );
 }
 
 /// Mira hands Theo U-1 (at `since`); Theo's turn replies without a move,
@@ -302,7 +305,11 @@ async fn s3_15_out_of_context_falls_back_to_the_only_unit_the_assignee_holds() {
     let posted = h
         .wait_post(&square, "theo", "**Work unit U-1** reported blocked", since)
         .await;
-    assert!(posted.message.contains(OUT_OF_CONTEXT), "{}", posted.message);
+    assert!(
+        posted.message.contains(OUT_OF_CONTEXT),
+        "{}",
+        posted.message
+    );
     h.wait_post(&square, "mira", "Noted.", since).await;
     assert_reported_blocked(&h, 1);
 }
