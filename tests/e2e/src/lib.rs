@@ -7,6 +7,7 @@ pub mod browser_worker;
 pub mod clearing;
 pub mod fixture;
 pub mod mail_worker;
+pub mod notify;
 pub mod people;
 pub mod procs;
 pub mod scenario;

@@ -6,87 +6,11 @@
 //! build's SIGUSR1 wedges the store thread; SIGTERM sends `STOPPING=1` before
 //! the stop, even while the store is still wedged.
 
-use std::os::unix::net::UnixDatagram;
 use std::process::Command;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use e2e::notify::{during, listen, pings, until};
 use e2e::people::now_ms;
-
-/// One notification as the daemon sent it, with when it arrived.
-struct Said {
-    at_ms: i64,
-    lines: Vec<String>,
-}
-
-impl Said {
-    fn has(&self, line: &str) -> bool {
-        self.lines.iter().any(|l| l == line)
-    }
-}
-
-/// Binds `path` as the notify socket; every datagram, as it arrives.
-fn listen(path: &std::path::Path) -> Receiver<Said> {
-    let socket = UnixDatagram::bind(path).expect("bind the notify socket");
-    let (send, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buffer = [0u8; 4096];
-        while let Ok(n) = socket.recv(&mut buffer) {
-            let text = String::from_utf8_lossy(&buffer[..n]).into_owned();
-            let lines = text
-                .lines()
-                .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect();
-            if send
-                .send(Said {
-                    at_ms: now_ms(),
-                    lines,
-                })
-                .is_err()
-            {
-                break;
-            }
-        }
-    });
-    said
-}
-
-/// Everything said within `window`.
-fn during(said: &Receiver<Said>, window: Duration) -> Vec<Said> {
-    let until = Instant::now() + window;
-    let mut got = Vec::new();
-    while let Some(left) = until.checked_duration_since(Instant::now()) {
-        match said.recv_timeout(left) {
-            Ok(one) => got.push(one),
-            Err(RecvTimeoutError::Timeout) => break,
-            Err(RecvTimeoutError::Disconnected) => panic!("the notify socket closed"),
-        }
-    }
-    got
-}
-
-/// Everything said up to and including the first datagram holding `line`.
-fn until(said: &Receiver<Said>, line: &str, within: Duration) -> Vec<Said> {
-    let deadline = Instant::now() + within;
-    let mut got = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        let Ok(one) = said.recv_timeout(left) else {
-            break;
-        };
-        let found = one.has(line);
-        got.push(one);
-        if found {
-            return got;
-        }
-    }
-    let seen: Vec<_> = got.iter().flat_map(|s| s.lines.clone()).collect();
-    panic!("no {line:?} within {within:?}; saw {seen:#?}");
-}
-
-fn pings(said: &[Said]) -> usize {
-    said.iter().filter(|s| s.has("WATCHDOG=1")).count()
-}
 
 fn signal(daemon: &e2e::Daemon, name: &str) {
     let status = Command::new("kill")

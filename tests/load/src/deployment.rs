@@ -43,10 +43,7 @@ fn configure(h: &Harness, profile: &Profile, agents: &[String]) {
     let names: Vec<String> = (0..profile.channels).map(channel_name).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     h.write_config(&names);
-    h.limits(&format!(
-        "hourly_turn_ceiling = {}",
-        profile.hourly_ceiling()
-    ));
+    h.limits(&profile.limits());
     let record = h.dir.path().join("fixture-asked.jsonl");
     h.install_fixture_plugin(&record);
     h.grant_mira(&["fixture"]);

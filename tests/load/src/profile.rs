@@ -14,6 +14,9 @@ pub struct Profile {
     pub seed: u64,
     /// How long the lanes may take to settle once the traffic stops.
     pub settle_limit: Duration,
+    /// `limits.context_budget_tokens`, where a run sets it: unset, the
+    /// windows grow with their channels for the whole run.
+    pub context_budget_tokens: Option<u32>,
 }
 
 impl Profile {
@@ -27,7 +30,17 @@ impl Profile {
             minutes,
             seed: 21,
             settle_limit: Duration::from_secs(600),
+            context_budget_tokens: None,
         }
+    }
+
+    /// The `[limits]` the run sets.
+    pub fn limits(&self) -> String {
+        let mut lines = format!("hourly_turn_ceiling = {}", self.hourly_ceiling());
+        if let Some(tokens) = self.context_budget_tokens {
+            lines.push_str(&format!("\ncontext_budget_tokens = {tokens}"));
+        }
+        lines
     }
 
     pub fn total_posts(&self) -> usize {

@@ -101,6 +101,9 @@ impl fmt::Display for Report {
             p.minutes,
             p.hourly_ceiling()
         )?;
+        if let Some(tokens) = p.context_budget_tokens {
+            writeln!(f, "context budget set to {tokens} tokens")?;
+        }
         writeln!(
             f,
             "posted {} in {:.1} s; lanes settled {:.1} s later; {} posts in the store; {} turns; {} refused by §4.5",

@@ -12,7 +12,11 @@ async fn issue_21_the_daemon_answers_every_addressed_post_under_load() {
                 .expect("COLLEGIUM_LOAD_MINUTES is a whole number of minutes")
         })
         .unwrap_or(1);
-    let report = load::run(&load::Profile::issue(minutes)).await;
+    let mut profile = load::Profile::issue(minutes);
+    profile.context_budget_tokens = std::env::var("COLLEGIUM_LOAD_CONTEXT_BUDGET")
+        .ok()
+        .map(|t| t.parse().expect("COLLEGIUM_LOAD_CONTEXT_BUDGET is a number of tokens"));
+    let report = load::run(&profile).await;
     println!("{report}");
     let failures = report.failures();
     assert!(failures.is_empty(), "{report}");
