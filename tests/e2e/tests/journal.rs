@@ -159,7 +159,9 @@ async fn i21_a_turns_records_reach_the_journal_with_agent_channel_turn_tool_call
     assert_eq!(one(&ended, "TURN"), turn);
     assert_eq!(one(&ended, "TOOL"), "workspace::grep");
     assert!(!one(&ended, "CALL").is_empty());
-    assert_eq!(one(&ended, "OUTCOME"), "ran");
+    // A grep of a workspace holding no file yet comes back refused (a
+    // result the model reads): OUTCOME says so.
+    assert_eq!(one(&ended, "OUTCOME"), "refused");
     assert_eq!(one(&ended, "PRIORITY"), "6");
     let closed = until(&records, "of the turn ending", |r| {
         says(r, "MESSAGE", "turn ended")
