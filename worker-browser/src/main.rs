@@ -108,12 +108,8 @@ async fn serve_until_stopped(
     socket_dir: PathBuf,
     audit_dir: PathBuf,
 ) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // The shared initialiser: journal, text or JSON (issue 21 item 6).
+    collegium_worker_kit::logging::init("collegium-worker-browser");
     let scope = Arc::new(Scope::new(
         ScopeSettings {
             own_network_browsable: args.own_network_browsable,

@@ -22,21 +22,22 @@ const SWEEP_AT: usize = 4096;
 
 /// The daemon's side: one key per boot.
 pub struct GrantSigner {
-    key: SigningKey,
+    /// The boot's private key: held redacted, like every secret (issue 21).
+    key: crate::redact::Redacted<SigningKey>,
     boot_id: String,
 }
 
 impl GrantSigner {
     pub fn generate(boot_id: &str) -> Self {
         Self {
-            key: SigningKey::generate(&mut rand_core::OsRng),
+            key: crate::redact::Redacted::new(SigningKey::generate(&mut rand_core::OsRng)),
             boot_id: boot_id.to_string(),
         }
     }
 
     /// The public half, as `DescribeRequest.grant_public_key` carries it.
     pub fn public_key(&self) -> [u8; 32] {
-        self.key.verifying_key().to_bytes()
+        self.key.expose().verifying_key().to_bytes()
     }
 
     pub fn boot_id(&self) -> &str {
@@ -64,7 +65,7 @@ impl GrantSigner {
             expires_unix_ms: now_ms + LIFETIME_MS,
         }
         .encode_to_vec();
-        let signature = self.key.sign(&claims).to_bytes().to_vec();
+        let signature = self.key.expose().sign(&claims).to_bytes().to_vec();
         DispatchGrant { claims, signature }
     }
 }

@@ -125,6 +125,7 @@ pub async fn serve_routes(
                 let _ = stopped.await;
             }),
     );
+    tracing::info!(socket = %path.display(), "serving");
     crate::ready::serving(path);
     Ok(Serving {
         path: path.to_path_buf(),

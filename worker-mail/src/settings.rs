@@ -5,7 +5,6 @@
 //! tools (ARCHITECTURE §4).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -31,25 +30,10 @@ pub struct PasswordSource {
     pub value: Option<String>,
 }
 
-/// A password read from its file. Never printed: its `Debug` and `Display`
-/// say only that it is hidden, so no log line can carry it.
-#[derive(Clone)]
-pub struct Password(String);
-
-impl Password {
-    pub fn new(text: String) -> Self {
-        Self(text)
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Password {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Password(hidden)")
-    }
-}
+/// A password read from its file. Never printed: the shared redacting type,
+/// whose `Debug` and `Display` say `[redacted]`, so no log line can carry it
+/// (issue 21 item 6).
+pub type Password = collegium_worker_kit::redact::Redacted<String>;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -184,12 +184,8 @@ async fn serve_until_stopped(
     worker: PdfWorker,
     max_message: usize,
 ) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // The shared initialiser: journal, text or JSON (issue 21 item 6).
+    collegium_worker_kit::logging::init("collegium-worker-pdf");
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let policy = PeerPolicy {

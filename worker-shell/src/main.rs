@@ -370,12 +370,8 @@ fn reduce_capabilities() -> anyhow::Result<()> {
 }
 
 async fn serve_until_stopped(mut setup: Setup) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // The shared initialiser: journal, text or JSON (issue 21 item 6).
+    collegium_worker_kit::logging::init("collegium-worker-shell");
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let policy = PeerPolicy {

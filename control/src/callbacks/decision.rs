@@ -52,7 +52,7 @@ pub async fn click(
 ) -> Result<Json<Value>, StatusCode> {
     let context = &click.context;
     let button = sign::button(&context.approval, &context.action, context.choice);
-    if !sign::verify(&services.decision_key, &button, &context.signature) {
+    if !sign::verify(services.decision_key.expose(), &button, &context.signature) {
         warn!(post = %click.post_id, "a decision whose signature does not check out");
         return Err(StatusCode::FORBIDDEN);
     }
@@ -70,7 +70,7 @@ pub async fn click(
     // The dialog's state is signed for this decision and this clicker: what
     // the clicker's client sees can submit as no one else.
     let state = sign::sign(
-        &services.decision_key,
+        services.decision_key.expose(),
         &dialog_subject(&decision.id, &click.user_id),
     );
     let trigger = (click.trigger_id.as_str(), state.as_str());
@@ -107,7 +107,7 @@ pub async fn submitted(
     Json(submission): Json<SubmitDialogRequest>,
 ) -> Result<Json<Value>, StatusCode> {
     if !sign::verify(
-        &services.decision_key,
+        services.decision_key.expose(),
         &dialog_subject(&submission.callback_id, &submission.user_id),
         &submission.state,
     ) {

@@ -47,7 +47,11 @@ pub async fn receive(
     body: Body,
 ) -> Response {
     let services = &routes.services;
-    let Some(secret) = services.trigger_secret.as_deref() else {
+    let Some(secret) = services
+        .trigger_secret
+        .as_ref()
+        .map(|s| s.expose().as_str())
+    else {
         return answer(
             StatusCode::NOT_FOUND,
             "the trigger route is closed: this deployment configures no callbacks.trigger_secret",

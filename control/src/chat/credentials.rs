@@ -30,7 +30,9 @@ pub struct Credentials {
 pub struct Account {
     pub user_id: String,
     pub token_id: String,
-    pub token: String,
+    /// The bot's token: `[redacted]` in any `Debug`; only this file holds it.
+    #[serde(serialize_with = "collegium_worker_kit::redact::serialize_exposed")]
+    pub token: collegium_worker_kit::redact::Redacted<String>,
 }
 
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,7 +40,8 @@ pub struct CommandCredential {
     pub command_id: String,
     /// Mattermost's token for the command: every execution carries it, and
     /// the command route checks it (§6.4).
-    pub token: String,
+    #[serde(serialize_with = "collegium_worker_kit::redact::serialize_exposed")]
+    pub token: collegium_worker_kit::redact::Redacted<String>,
 }
 
 impl std::fmt::Debug for Credentials {

@@ -3,6 +3,7 @@
 //! One instance acts with one token:
 //! an agent's, the system bot's, or (in the provisioner only) an admin's.
 
+use collegium_worker_kit::redact::Redacted;
 use std::fmt;
 
 use mattermost_wire::model::{
@@ -45,7 +46,7 @@ pub type RestResult<T> = Result<T, RestError>;
 #[derive(Clone)]
 pub struct Rest {
     base: String,
-    token: Option<String>,
+    token: Option<Redacted<String>>,
     http: reqwest::Client,
 }
 
@@ -76,7 +77,7 @@ impl Rest {
     /// The same client acting with `token`.
     pub fn with_token(&self, token: &str) -> Self {
         Self {
-            token: Some(token.to_string()),
+            token: Some(Redacted::new(token.to_string())),
             ..self.clone()
         }
     }
@@ -109,7 +110,7 @@ impl Rest {
             })?;
         let mut request = self.http.request(method, url);
         if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
+            request = request.bearer_auth(token.expose());
         }
         match body {
             Some(Body::Json(body)) => request = request.json(body),

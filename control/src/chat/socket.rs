@@ -30,7 +30,7 @@ pub enum SocketEvent {
 #[derive(Clone)]
 pub struct BotSocket {
     pub username: String,
-    pub token: String,
+    pub token: collegium_worker_kit::redact::Redacted<String>,
     /// `ws://host/api/v4/websocket`.
     pub url: String,
 }
@@ -101,7 +101,7 @@ async fn session(
         .as_str()
         .into_client_request()
         .map_err(|e| e.to_string())?;
-    let header = format!("Bearer {}", bot.token)
+    let header = format!("Bearer {}", bot.token.expose())
         .parse()
         .map_err(|_| "the token is not a valid header value".to_string())?;
     request.headers_mut().insert("Authorization", header);

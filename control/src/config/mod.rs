@@ -12,6 +12,7 @@ pub mod problems;
 pub mod resolved;
 pub mod schema;
 pub mod secret;
+pub mod settings;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

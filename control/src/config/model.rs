@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::secret::Secret;
+use super::settings::Settings;
 
 /// A whole Collegium configuration file.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -41,7 +42,8 @@ pub struct Config {
     /// are merged over these shallowly, then parsed against the toolset's schema
     /// (§3.4).
     #[serde(default)]
-    pub settings: BTreeMap<String, serde_json::Value>,
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub settings: Settings,
     /// How the daemon runs each operator plugin, by namespace (§3.14).
     #[serde(default)]
     pub plugins: BTreeMap<String, Plugin>,
@@ -382,7 +384,8 @@ pub struct Agent {
     pub skills: Vec<String>,
     /// The agent's own settings per toolset, merged over `[settings]` (§3.4).
     #[serde(default)]
-    pub settings: BTreeMap<String, serde_json::Value>,
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub settings: Settings,
     pub action_budget: Option<u32>,
     pub context_budget_tokens: Option<u32>,
     pub turn_ceiling_tokens: Option<u32>,

@@ -1,10 +1,6 @@
 //! What a checked configuration means for each agent: effective limits, the
 //! tools it holds, its skills and its merged settings (§3.4, §3.8, §5.3).
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
 use crate::skills::Skill;
 use crate::tools::ToolRef;
 
@@ -33,7 +29,7 @@ pub struct ResolvedAgent {
     pub skills: Vec<Skill>,
     /// Effective settings per granted toolset: deployment defaults merged with
     /// the agent's own (§3.4).
-    pub settings: BTreeMap<String, Value>,
+    pub settings: super::settings::Settings,
 }
 
 impl ResolvedAgent {

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use collegium_worker_kit::redact::Redacted;
 use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
@@ -57,8 +58,9 @@ impl Secret {
     }
 
     /// Reads the secret. Only the process that uses it calls this, at the moment
-    /// it needs it.
-    pub fn reveal(&self) -> Result<String, SecretError> {
+    /// it needs it; the value stays `Redacted`, so no log line can print it
+    /// (issue 21 item 6).
+    pub fn reveal(&self) -> Result<Redacted<String>, SecretError> {
         let raw = match self.source()? {
             SecretSource::File(path) => {
                 std::fs::read_to_string(path).map_err(|source| SecretError::File {
@@ -75,7 +77,7 @@ impl Secret {
         if trimmed.is_empty() {
             return Err(SecretError::Empty);
         }
-        Ok(trimmed.to_string())
+        Ok(Redacted::new(trimmed.to_string()))
     }
 }
 
@@ -129,7 +131,9 @@ mod tests {
         assert!(!format!("{secret:?}").contains("very-secret"));
         let json = serde_json::to_string(&secret).expect("serialise");
         assert!(!json.contains("very-secret"), "{json}");
-        assert_eq!(secret.reveal().expect("reveal"), "sk-very-secret");
+        let revealed = secret.reveal().expect("reveal");
+        assert_eq!(format!("{revealed} {revealed:?}"), "[redacted] [redacted]");
+        assert_eq!(revealed.expose(), "sk-very-secret");
     }
 
     #[test]
@@ -142,7 +146,7 @@ mod tests {
             env: None,
             value: None,
         };
-        assert_eq!(secret.reveal().expect("reveal"), "abc");
+        assert_eq!(secret.reveal().expect("reveal").expose(), "abc");
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn bots(
                 username.clone(),
                 FeedBot {
                     user_id: held.user_id.clone(),
-                    rest: base.with_token(&held.token),
+                    rest: base.with_token(held.token.expose()),
                 },
             )
         })

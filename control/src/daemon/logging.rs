@@ -1,22 +1,12 @@
-//! Logging through `tracing`: readable lines on a terminal, one JSON object a
-//! line otherwise (journald and log shippers read those), level from
-//! `RUST_LOG` (default `info`). Nothing secret or private is ever a field
-//! (§3.12: reasoning never reaches a log line).
+//! The daemon logs through the initialiser every worker shares
+//! (`collegium_worker_kit::logging`, issue 21 item 6): native journal
+//! records under systemd, text on a terminal, JSON lines otherwise. Nothing
+//! secret or private is ever a field (§3.12: reasoning never reaches a log
+//! line; secrets are `Redacted`).
 
-use std::io::IsTerminal;
-
-use tracing_subscriber::EnvFilter;
+/// The daemon's `SYSLOG_IDENTIFIER`, as `journalctl -t` matches it.
+pub const IDENTIFIER: &str = "collegium";
 
 pub fn init() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    // A second initialisation (tests that run the daemon in process) keeps the
-    // first subscriber.
-    let _ = if std::io::stderr().is_terminal() {
-        builder.try_init()
-    } else {
-        builder.json().flatten_event(true).try_init()
-    };
+    collegium_worker_kit::logging::init(IDENTIFIER);
 }

@@ -58,7 +58,7 @@ pub async fn check(loaded: &LoadedConfig) -> Result<Credentials, DaemonError> {
     let bot = held
         .accounts
         .get(system_bot)
-        .map(|a| rest.with_token(&a.token));
+        .map(|a| rest.with_token(a.token.expose()));
     match &bot {
         Some(bot) if problems.is_empty() => {
             problems.extend(
@@ -145,7 +145,7 @@ async fn authenticates(
     let Some(account) = held.accounts.get(username) else {
         return Ok(Some(format!("there is no token for @{username}")));
     };
-    match rest.with_token(&account.token).me().await {
+    match rest.with_token(account.token.expose()).me().await {
         Ok(user) if user.username == username => Ok(None),
         Ok(user) => Ok(Some(format!(
             "the token held for @{username} authenticates as @{}",
@@ -194,7 +194,7 @@ async fn command(
     if held
         .command
         .as_ref()
-        .is_none_or(|c| c.token != registered.token)
+        .is_none_or(|c| c.token.expose() != &registered.token)
     {
         problems.push(format!(
             "the /{} command's token is not the one this daemon holds",

@@ -58,7 +58,7 @@ pub struct Boot<'a> {
     pub started: i64,
     /// The trigger route's secret, read at boot; none closes the route
     /// (§6.4).
-    pub trigger_secret: Option<String>,
+    pub trigger_secret: Option<collegium_worker_kit::redact::Redacted<String>>,
 }
 
 /// Starts the agents, serving callbacks on the listener bound before the
@@ -166,7 +166,7 @@ fn system_bot(boot: &Boot<'_>, base: &Rest) -> Result<SystemBot, DaemonError> {
     Ok(SystemBot {
         username,
         user_id: held.user_id.clone(),
-        rest: base.with_token(&held.token),
+        rest: base.with_token(held.token.expose()),
     })
 }
 

@@ -81,7 +81,7 @@ fn seat(
         agent: agent.clone(),
         expertise: declared.map(|a| a.expertise.clone()).unwrap_or_default(),
         user_id: held.user_id.clone(),
-        rest: base.with_token(&held.token),
+        rest: base.with_token(held.token.expose()),
         provider: provider(boot.loaded, agent)?,
         system_prompt: prompt,
         tools: tool_specs(&tools, boot.registry),

@@ -19,6 +19,7 @@ use super::retry::{RetryPolicy, retry_after};
 use super::sse::SseParser;
 use super::{Completion, FinishReason, StreamEvent};
 use crate::config::model::ProviderKind;
+use collegium_worker_kit::redact::Redacted;
 
 /// How to reach one model.
 #[derive(Debug, Clone)]
@@ -26,7 +27,8 @@ pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// The API's base URL, ending before `chat/completions` or `messages`.
     pub base_url: String,
-    pub api_key: Option<String>,
+    /// Never printed: this struct's `Debug` shows `[redacted]` for it.
+    pub api_key: Option<Redacted<String>>,
     /// The provider's own name for the model.
     pub model: String,
     pub max_output_tokens: Option<u32>,
@@ -38,7 +40,10 @@ pub struct ProviderConfig {
 
 impl ProviderConfig {
     /// The configuration of a model, with its key already read.
-    pub fn from_model(model: &crate::config::model::Model, api_key: Option<String>) -> Self {
+    pub fn from_model(
+        model: &crate::config::model::Model,
+        api_key: Option<Redacted<String>>,
+    ) -> Self {
         Self {
             kind: model.provider,
             base_url: model
@@ -158,11 +163,21 @@ impl Provider {
 
     fn headers(&self) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        let key = self.config.api_key.as_deref().unwrap_or_default();
+        let key = self
+            .config
+            .api_key
+            .as_ref()
+            .map_or("", |k| k.expose().as_str());
+        // A key header is marked sensitive: the HTTP client's own `Debug`
+        // and logs then hide it too.
+        let sensitive = |mut value: HeaderValue| {
+            value.set_sensitive(true);
+            value
+        };
         match self.config.kind {
             ProviderKind::Anthropic => {
                 if let Ok(value) = HeaderValue::from_str(key) {
-                    headers.insert("x-api-key", value);
+                    headers.insert("x-api-key", sensitive(value));
                 }
                 headers.insert(
                     "anthropic-version",
@@ -171,7 +186,7 @@ impl Provider {
             }
             _ if !key.is_empty() => {
                 if let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) {
-                    headers.insert(reqwest::header::AUTHORIZATION, value);
+                    headers.insert(reqwest::header::AUTHORIZATION, sensitive(value));
                 }
             }
             _ => {}

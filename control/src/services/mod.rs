@@ -10,6 +10,7 @@ mod controls;
 mod post_limit;
 mod seat;
 
+use collegium_worker_kit::redact::Redacted;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -52,16 +53,16 @@ pub struct Services {
     /// Turns parked on a person's decision (§3.7).
     pub parked: Arc<crate::approvals::Parked>,
     /// Mattermost's secret, which signs each approval's buttons (§6.4).
-    pub decision_key: String,
+    pub decision_key: Redacted<String>,
     /// The `/collegium` command's token, which every command request carries.
-    pub command_token: String,
+    pub command_token: Redacted<String>,
     /// The callback server's public base URL.
     pub callback_url: String,
     /// The team every configured channel belongs to (§3.1).
     pub team_id: String,
     /// What a trigger sender presents on the trigger route; none closes the
     /// route (§6.4).
-    pub trigger_secret: Option<String>,
+    pub trigger_secret: Option<Redacted<String>>,
     /// Every declared schedule, read at boot (§4.2), for
     /// `/collegium inspect` (§8.4).
     pub schedules: Vec<crate::triggers::scheduler::Declared>,

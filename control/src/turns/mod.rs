@@ -5,6 +5,7 @@
 pub mod assemble;
 pub mod calls;
 pub mod fold;
+pub mod log_fields;
 pub mod rejections;
 pub mod runner;
 pub mod status_post;

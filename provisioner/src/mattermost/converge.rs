@@ -254,7 +254,7 @@ impl<'a> Converger<'a> {
             {
                 let works = self
                     .admin
-                    .with_token(&held.token)
+                    .with_token(held.token.expose())
                     .me()
                     .await
                     .is_ok_and(|me| me.id == *user_id);
@@ -274,7 +274,7 @@ impl<'a> Converger<'a> {
                 Account {
                     user_id: user_id.clone(),
                     token_id: minted.id,
-                    token: minted.token,
+                    token: minted.token.into(),
                 },
             );
             self.change(format!("minted a token for @{username}"));
@@ -434,7 +434,7 @@ impl<'a> Converger<'a> {
         };
         let held = CommandCredential {
             command_id: registered.id,
-            token: registered.token,
+            token: registered.token.into(),
         };
         if self.credentials.command.as_ref() != Some(&held) {
             self.credentials.command = Some(held);

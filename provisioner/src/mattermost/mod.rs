@@ -114,12 +114,12 @@ async fn login(rest: &Rest, loaded: &LoadedConfig) -> Result<Rest, ProvisionErro
     let session = match (&admin.username, &admin.password, &admin.token) {
         (Some(username), Some(password), _) => {
             let (_, token) = rest
-                .login(username, &reveal(password, "password")?)
+                .login(username, reveal(password, "password")?.expose())
                 .await
                 .map_err(ProvisionError::Login)?;
             rest.with_token(&token)
         }
-        (_, _, Some(token)) => rest.with_token(&reveal(token, "token")?),
+        (_, _, Some(token)) => rest.with_token(reveal(token, "token")?.expose()),
         _ => return Err(ProvisionError::NoAdmin),
     };
     let me = session.me().await.map_err(ProvisionError::Login)?;

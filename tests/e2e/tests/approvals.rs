@@ -194,7 +194,12 @@ async fn s6_4_forged_outsider_and_second_decisions_change_nothing() {
         prompt.message
     );
     let approval = h.decision_for_prompt(&prompt.id).await;
-    let key = h.credentials().command.expect("command").token;
+    let key = h
+        .credentials()
+        .command
+        .expect("command")
+        .token
+        .into_exposed();
     let forge = |user: &str, signature: &str| {
         json!({"user_id": user, "channel_id": square, "post_id": prompt.id, "trigger_id": "t",
                "context": {"action": "approve", "approval": approval, "signature": signature}})

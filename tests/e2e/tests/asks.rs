@@ -116,7 +116,12 @@ async fn s3_7a_a_written_answer_comes_through_the_dialog_and_outsiders_cannot_an
     let since = now_ms() - 1;
     h.say("ana", &square, "@mira plan the offsite").await;
     let prompt = question(&h, &square, since).await;
-    let key = h.credentials().command.expect("command").token;
+    let key = h
+        .credentials()
+        .command
+        .expect("command")
+        .token
+        .into_exposed();
     let id = h.decision_for_prompt(&prompt.id).await;
     // A choice the prompt never offered, signed with the key as a forger
     // holding it would, and an outsider's click, record nothing.

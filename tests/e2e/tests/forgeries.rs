@@ -70,7 +70,12 @@ impl World {
                 reply("Done in the square."),
             ],
         );
-        let key = h.credentials().command.expect("command").token;
+        let key = h
+            .credentials()
+            .command
+            .expect("command")
+            .token
+            .into_exposed();
         let since = now_ms() - 1;
         h.say("ana", &dm, "write it").await;
         let first = h.wait_post(&dm, "mira", "Approval needed", since).await;

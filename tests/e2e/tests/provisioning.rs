@@ -88,7 +88,7 @@ async fn s3_1_a_fresh_server_is_provisioned_to_the_configuration() {
     for username in ["mira", "theo", "collegium"] {
         let me = h
             .admin
-            .with_token(&held.accounts[username].token)
+            .with_token(held.accounts[username].token.expose())
             .me()
             .await
             .expect("token works");
@@ -134,8 +134,8 @@ async fn s3_1_a_fresh_server_is_provisioned_to_the_configuration() {
     assert_eq!(command.auto_complete_hint, commands::hint());
     assert_eq!(command.auto_complete_desc, commands::DESCRIPTION);
     assert_eq!(
-        held.command.as_ref().expect("command token").token,
-        command.token
+        held.command.as_ref().expect("command token").token.expose(),
+        &command.token
     );
 }
 
@@ -275,7 +275,7 @@ async fn s3_1_a_deactivated_bot_a_lost_token_a_missing_channel_and_changed_names
     let repaired = h.credentials();
     assert_eq!(
         h.admin
-            .with_token(&repaired.accounts["theo"].token)
+            .with_token(repaired.accounts["theo"].token.expose())
             .me()
             .await
             .expect("works")

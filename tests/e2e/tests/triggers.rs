@@ -70,7 +70,12 @@ async fn s6_4_the_trigger_route_answers_each_request_for_what_it_is() {
         "build-7",
         "The nightly build failed.",
     );
-    let command_token = h.credentials().command.expect("the command").token;
+    let command_token = h
+        .credentials()
+        .command
+        .expect("the command")
+        .token
+        .into_exposed();
     for authorization in [
         None,
         Some("Bearer wrong".to_string()),

@@ -52,12 +52,8 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve_until_stopped() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // The shared initialiser: journal, text or JSON (issue 21 item 6).
+    collegium_worker_kit::logging::init("collegium-fixture-toolset");
     let cli = Cli::parse();
     let mode = u32::from_str_radix(&cli.mode, 8).context("--mode is an octal number")?;
     let served: BTreeSet<String> = tools::TOOLS.iter().map(|t| t.name.to_string()).collect();

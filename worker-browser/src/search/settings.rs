@@ -38,17 +38,17 @@ impl fmt::Display for Provider {
 
 /// The provider's key, read from its source; never printed.
 #[derive(Clone)]
-pub struct ApiKey(String);
+pub struct ApiKey(collegium_worker_kit::redact::Redacted<String>);
 
 impl ApiKey {
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
 
     /// The key as a header value, marked sensitive so no client log or
     /// `Debug` shows it; `prefix` is the scheme SearXNG's proxy expects.
     pub fn header(&self, prefix: &str) -> HeaderValue {
-        match HeaderValue::from_str(&format!("{prefix}{}", self.0)) {
+        match HeaderValue::from_str(&format!("{prefix}{}", self.0.expose())) {
             Ok(mut value) => {
                 value.set_sensitive(true);
                 value
@@ -122,7 +122,7 @@ impl SearchSettings {
         let key = match &raw.api_key {
             Some(source) => {
                 let key = source.reveal()?;
-                if !key.chars().all(|c| c.is_ascii_graphic()) {
+                if !key.expose().chars().all(|c| c.is_ascii_graphic()) {
                     return Err(SettingsError::KeyNotHeaderText);
                 }
                 Some(ApiKey(key))

@@ -59,7 +59,7 @@ pub async fn clear(services: &Services, request: &CommandRequest, words: &[&str]
         ));
     }
     let state = dialog::state(
-        &services.decision_key,
+        services.decision_key.expose(),
         &nonce,
         &request.channel_id,
         &request.user_id,
@@ -135,7 +135,7 @@ pub async fn submitted(
 ) -> Result<Json<Value>, StatusCode> {
     let services = &routes.services;
     let Some((nonce, memories)) = dialog::verified(
-        &services.decision_key,
+        services.decision_key.expose(),
         &submission.state,
         &submission.channel_id,
         &submission.user_id,

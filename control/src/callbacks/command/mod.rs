@@ -38,7 +38,8 @@ use crate::store::{Millis, ObservedChannel};
 #[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 pub struct CommandRequest {
-    token: String,
+    /// Mattermost's command token: compared, never printed.
+    token: collegium_worker_kit::redact::Redacted<String>,
     user_id: String,
     user_name: String,
     channel_id: String,
@@ -58,8 +59,8 @@ pub async fn command(
     Form(request): Form<CommandRequest>,
 ) -> Result<Json<Value>, StatusCode> {
     let services = &routes.services;
-    if services.command_token.is_empty()
-        || !super::same_secret(&request.token, &services.command_token)
+    if services.command_token.expose().is_empty()
+        || !super::same_secret(request.token.expose(), services.command_token.expose())
     {
         warn!("a command request without the command's token");
         return Err(StatusCode::UNAUTHORIZED);

@@ -4,7 +4,7 @@
 //! toolset's schema; a ref-only tool is left out of a namespace grant until its
 //! settings are present, and naming it by ref without them is refused.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -20,7 +20,7 @@ pub struct Granted {
     pub namespaces: Vec<String>,
     pub whole_namespaces: Vec<String>,
     pub tools: Vec<ToolRef>,
-    pub settings: BTreeMap<String, Value>,
+    pub settings: crate::config::settings::Settings,
 }
 
 pub fn resolve(
@@ -65,7 +65,7 @@ pub fn resolve(
         }
     }
 
-    let mut settings = BTreeMap::new();
+    let mut settings = crate::config::settings::Settings::default();
     for namespace in &granted_namespaces {
         // Merged for a plugin too, whose schema arrives with its `Describe`:
         // boot checks them against it (`declared_at_boot`), and its calls

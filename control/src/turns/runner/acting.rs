@@ -3,6 +3,8 @@
 //! questions stopping for a person, a stop ending at the boundary and a
 //! kill not waiting for a tool in flight.
 
+use tracing::Instrument;
+
 use super::*;
 
 impl Turn<'_> {
@@ -216,10 +218,10 @@ impl Turn<'_> {
             channel: &self.channel_handle,
             channel_id: &self.start.channel_id,
         };
-        let running = futures_util::future::join_all(
-            run.into_iter()
-                .map(|planned| calls::run(&scope, planned, &self.views, decision.clone())),
-        );
+        let running = futures_util::future::join_all(run.into_iter().map(|planned| {
+            let span = crate::turns::log_fields::call_span(&planned);
+            calls::run(&scope, planned, &self.views, decision.clone()).instrument(span)
+        }));
         let mut halted = self.halted.clone();
         tokio::select! {
             ran = running => (ran, None),

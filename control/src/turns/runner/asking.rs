@@ -273,11 +273,11 @@ impl Turn<'_> {
             crate::approvals::question::attachments(
                 &url,
                 &id,
-                &self.services.decision_key,
+                self.services.decision_key.expose(),
                 &asking.choices,
             )
         } else {
-            prompt::attachments(&url, &id, &self.services.decision_key)
+            prompt::attachments(&url, &id, self.services.decision_key.expose())
         };
         let mut post = framework_post(
             self.start.channel_id.clone(),

@@ -87,9 +87,16 @@ pub struct TurnOutcome {
 /// worker holds for a turn outlives it (§3.4: a browser session is disposed
 /// at turn end).
 pub async fn run(services: Arc<Services>, start: TurnStart) -> TurnOutcome {
-    let outcome = run_to_end(&services, start).await;
-    release(&services, &outcome).await;
-    outcome
+    use tracing::Instrument;
+    // Every record the turn logs carries its agent, channel and turn.
+    let span = super::log_fields::turn_span(&start.turn_id, &start.agent, &start.channel_id);
+    async move {
+        let outcome = run_to_end(&services, start).await;
+        release(&services, &outcome).await;
+        outcome
+    }
+    .instrument(span)
+    .await
 }
 
 async fn release(services: &Services, outcome: &TurnOutcome) {
@@ -339,7 +346,7 @@ impl<'a> Turn<'a> {
             .await
             .map_err(|e| Exit::Store(e.to_string()))?;
         self.spawn_typing();
-        info!(turn = %self.id, agent = %self.start.agent, channel = %self.start.channel_id, cause = self.start.cause.as_str(), "turn started");
+        info!(cause = self.start.cause.as_str(), "turn started");
         Ok(())
     }
 

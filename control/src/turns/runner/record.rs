@@ -9,6 +9,7 @@ use crate::context::replay::action_line;
 impl Turn<'_> {
     pub(super) async fn record_result(&mut self, executed: Executed, limit: usize) -> Option<Exit> {
         let executed = self.unit_post_returned(executed).await;
+        crate::turns::log_fields::call_ended(&executed);
         let mut exit = None;
         if executed.ran() {
             self.rejections.tool_ran();
