@@ -34,8 +34,8 @@ fn boot(h: &Harness, round: usize) -> (Duration, Duration) {
     let mut daemon = h.daemon_from(launcher);
     let boot = until(&said, "READY=1", Duration::from_secs(60));
     let ready = boot.last().expect("READY=1").at;
-    let models = phase(&boot, "checking Mattermost")
-        - phase(&boot, "store migrated; verifying models");
+    let models =
+        phase(&boot, "checking Mattermost") - phase(&boot, "store migrated; verifying models");
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
     let _ = daemon.child.wait();

@@ -18,9 +18,11 @@ async fn issue_21_the_daemon_answers_every_addressed_post_under_load() {
     match std::env::var("COLLEGIUM_LOAD_CONTEXT_BUDGET").as_deref() {
         Ok("default") => profile.context_budget_tokens = None,
         Ok(tokens) => {
-            profile.context_budget_tokens = Some(tokens.parse().expect(
-                "COLLEGIUM_LOAD_CONTEXT_BUDGET is a number of tokens or `default`",
-            ))
+            profile.context_budget_tokens = Some(
+                tokens
+                    .parse()
+                    .expect("COLLEGIUM_LOAD_CONTEXT_BUDGET is a number of tokens or `default`"),
+            )
         }
         Err(_) => {}
     }
