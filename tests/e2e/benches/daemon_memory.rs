@@ -13,13 +13,7 @@ use model_sim::script::Scripted;
 const AGENTS: usize = 20;
 
 fn resident_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("VmRSS")
+    e2e::procs::resident_kib(pid).expect("the daemon's VmRSS")
 }
 
 #[tokio::main(flavor = "multi_thread")]

@@ -1,5 +1,6 @@
 //! Processes as `/proc` shows them, for scenarios that prove nothing the
-//! daemon starts outlives it (§3.14).
+//! daemon starts outlives it (§3.14), and for the drivers that measure the
+//! daemon's memory.
 
 use std::time::{Duration, Instant};
 
@@ -78,4 +79,14 @@ pub fn assert_ended(processes: &[Process], within: Duration) {
         "still running {} s after the daemon ended: {left:?}",
         within.as_secs()
     );
+}
+
+/// A process's resident memory in KiB (`VmRSS`); none once it is gone.
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }

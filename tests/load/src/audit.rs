@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::deployment::Deployment;
 use crate::profile::Profile;
@@ -32,18 +32,50 @@ fn count(db: &Connection, sql: &str) -> i64 {
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
-/// How many times `agent` answered the post.
-fn answers_by(db: &Connection, post: &str, agent: Option<&str>) -> i64 {
-    let sql = "SELECT count(*) FROM turn_answers a JOIN turns t ON t.id = a.turn_id
-               WHERE a.post_id = ?1 AND (?2 IS NULL OR t.agent = ?2)";
-    db.query_row(sql, params![post, agent], |r| r.get(0))
-        .expect("answers")
+/// Every (agent, turn) that answered each post, read in one pass:
+/// `turn_answers` is keyed by turn, so a lookup per post would scan it.
+struct Answers(HashMap<String, Vec<(String, String)>>);
+
+impl Answers {
+    fn read(db: &Connection) -> Self {
+        let mut by_post: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        let mut rows = db
+            .prepare("SELECT a.post_id, t.agent, t.id FROM turn_answers a JOIN turns t ON t.id = a.turn_id")
+            .expect("answers");
+        let found = rows
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))
+            .expect("answers");
+        for row in found {
+            let (post, agent, turn) = row.expect("answer");
+            by_post.entry(post).or_default().push((agent, turn));
+        }
+        Self(by_post)
+    }
+
+    /// How many times `agent` (anyone, for none) answered the post.
+    fn count(&self, post: &str, agent: Option<&str>) -> usize {
+        self.0.get(post).map_or(0, |answers| {
+            answers
+                .iter()
+                .filter(|(a, _)| agent.is_none_or(|agent| a == agent))
+                .count()
+        })
+    }
+
+    /// The turn that answered the post for `agent`.
+    fn turn(&self, post: &str, agent: &str) -> Option<&str> {
+        self.0
+            .get(post)?
+            .iter()
+            .find(|(a, _)| a == agent)
+            .map(|(_, turn)| turn.as_str())
+    }
 }
 
-fn unanswered(db: &Connection, deployment: &Deployment, sent: &[Sent]) -> usize {
+fn unanswered(answers: &Answers, deployment: &Deployment, sent: &[Sent]) -> usize {
     sent.iter()
         .filter_map(|s| s.addressed.answerer().map(|a| (s, a)))
-        .filter(|(s, a)| answers_by(db, &s.id, Some(&deployment.agents[*a])) == 0)
+        .filter(|(s, a)| answers.count(&s.id, Some(&deployment.agents[*a])) == 0)
         .count()
 }
 
@@ -63,7 +95,7 @@ pub async fn settle(deployment: &Deployment, driven: &Driven, profile: &Profile)
     loop {
         let quiet = count(&db, "SELECT count(*) FROM queue") == 0
             && count(&db, "SELECT count(*) FROM turns WHERE ended_at IS NULL") == 0
-            && unanswered(&db, deployment, &driven.sent) == 0;
+            && unanswered(&Answers::read(&db), deployment, &driven.sent) == 0;
         if quiet || started.elapsed() > profile.settle_limit {
             // The replies of the last turns reach the store through the
             // feed, a moment after their turns end.
@@ -120,17 +152,6 @@ fn turns(db: &Connection) -> HashMap<String, Turn> {
     turns
 }
 
-/// The turn that answered the post for its agent.
-fn answering_turn(db: &Connection, post: &str, agent: &str) -> Option<String> {
-    db.query_row(
-        "SELECT t.id FROM turn_answers a JOIN turns t ON t.id = a.turn_id
-         WHERE a.post_id = ?1 AND t.agent = ?2",
-        params![post, agent],
-        |r| r.get(0),
-    )
-    .ok()
-}
-
 pub fn audit(
     deployment: &mut Deployment,
     driven: &Driven,
@@ -165,13 +186,14 @@ pub fn audit(
         ));
     }
     let all_turns = turns(&db);
+    let answers = Answers::read(&db);
     let (mut to_turn, mut to_reply) = (Vec::new(), Vec::new());
     let mut refused: usize = 0;
     for sent in &driven.sent {
         match &sent.addressed {
             Addressed::Two(..) => {
                 refused += 1;
-                let n = answers_by(&db, &sent.id, None);
+                let n = answers.count(&sent.id, None);
                 if n > 0 {
                     violations.push(format!(
                         "post {} addressed two agents and started {n} turns (§4.5)",
@@ -182,8 +204,8 @@ pub fn audit(
             Addressed::Nobody => {}
             Addressed::One(a) | Addressed::Direct(a) => {
                 let agent = &deployment.agents[*a];
-                let mine = answers_by(&db, &sent.id, Some(agent));
-                let anyone = answers_by(&db, &sent.id, None);
+                let mine = answers.count(&sent.id, Some(agent));
+                let anyone = answers.count(&sent.id, None);
                 if mine != 1 || anyone != 1 {
                     violations.push(format!(
                         "post {} addressed to {agent} was answered {mine} times by it and {anyone} times in all",
@@ -191,8 +213,9 @@ pub fn audit(
                     ));
                     continue;
                 }
-                let Some(turn) =
-                    answering_turn(&db, &sent.id, agent).and_then(|id| all_turns.get(&id))
+                let Some(turn) = answers
+                    .turn(&sent.id, agent)
+                    .and_then(|id| all_turns.get(id))
                 else {
                     continue;
                 };

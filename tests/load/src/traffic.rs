@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use e2e::procs::resident_kib;
+
 use crate::deployment::Deployment;
 use crate::profile::Profile;
 use crate::rng::Rng;
@@ -77,16 +79,6 @@ fn message(addressed: &Addressed, agents: &[String], n: usize) -> String {
         }
         Addressed::Direct(_) => format!("Item {n} needs you."),
     }
-}
-
-/// The daemon's resident memory in KiB, from `/proc`.
-pub fn resident_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
 }
 
 const SAMPLE_EVERY: Duration = Duration::from_secs(5);
