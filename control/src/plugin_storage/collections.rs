@@ -108,7 +108,10 @@ impl Collection {
                     "declares the field `{field}`, which the store stamps on every record (§3.14); rename it"
                 ));
             }
-            if field.is_empty() || field.chars().any(|c| c == '"' || c == '\\' || c.is_control())
+            if field.is_empty()
+                || field
+                    .chars()
+                    .any(|c| c == '"' || c == '\\' || c.is_control())
             {
                 return Err(format!(
                     "declares the field {field:?}, a name no query can address; use one without quotes, backslashes or control characters"
@@ -237,13 +240,14 @@ pub fn compile(
                 collection: collection.name.clone(),
             });
         }
-        let compiled = Collection::compile(&collection.name, &collection.schema_json).map_err(
-            |problem| CollectionError::Refused {
-                namespace: namespace.to_owned(),
-                collection: collection.name.clone(),
-                problem,
-            },
-        )?;
+        let compiled =
+            Collection::compile(&collection.name, &collection.schema_json).map_err(|problem| {
+                CollectionError::Refused {
+                    namespace: namespace.to_owned(),
+                    collection: collection.name.clone(),
+                    problem,
+                }
+            })?;
         by_name.insert(collection.name.clone(), compiled);
     }
     Ok(Collections {
@@ -317,10 +321,14 @@ mod tests {
     fn s3_14_a_collection_that_is_not_an_object_of_top_level_fields_is_refused() {
         assert!(refusal(r#"{"type":"array"}"#).contains("\"type\": \"object\""));
         assert!(refusal(r#"{"type":"object"}"#).contains("no \"properties\""));
-        assert!(refusal(r#"{"type":"object","properties":{"id":{"type":"string"}}}"#)
-            .contains("stamps"));
-        assert!(refusal(r#"{"type":"object","properties":{"a\"b":{"type":"string"}}}"#)
-            .contains("no query can address"));
+        assert!(
+            refusal(r#"{"type":"object","properties":{"id":{"type":"string"}}}"#)
+                .contains("stamps")
+        );
+        assert!(
+            refusal(r#"{"type":"object","properties":{"a\"b":{"type":"string"}}}"#)
+                .contains("no query can address")
+        );
     }
 
     #[test]

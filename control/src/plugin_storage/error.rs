@@ -23,13 +23,17 @@ pub enum StorageError {
         "`{collection}` already holds a record `{id}`, and a taken id is never overwritten (§3.14); patch it, or create with another id or none"
     )]
     Taken { collection: String, id: String },
-    #[error("the {what} is not a JSON object: {detail}; send one object of the collection's top-level fields")]
+    #[error(
+        "the {what} is not a JSON object: {detail}; send one object of the collection's top-level fields"
+    )]
     NotAnObject { what: &'static str, detail: String },
     #[error(
         "`{field}` is stamped by the store on every record (§3.14) and cannot be written; leave it out"
     )]
     Stamped { field: String },
-    #[error("the record id {id:?} is {problem}; use at most {max} characters and no control characters, or send none and the store assigns one")]
+    #[error(
+        "the record id {id:?} is {problem}; use at most {max} characters and no control characters, or send none and the store assigns one"
+    )]
     BadId {
         id: String,
         problem: &'static str,

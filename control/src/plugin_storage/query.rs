@@ -21,27 +21,39 @@ pub const MAX_ONE_OF: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidQuery {
     #[error("`{field}` is not a declared field; conditions name one of: {}", declared.join(", "))]
-    Undeclared { field: String, declared: Vec<String> },
+    Undeclared {
+        field: String,
+        declared: Vec<String>,
+    },
     #[error(
         "`{field}` reaches into a nested value, and conditions apply to top-level fields only; name one of: {}",
         declared.join(", ")
     )]
-    Nested { field: String, declared: Vec<String> },
+    Nested {
+        field: String,
+        declared: Vec<String>,
+    },
     #[error(
         "`{field}` is not a scalar field (an object, an array, or a field with no scalar type); conditions test string, number, integer or boolean fields"
     )]
     NotScalar { field: String },
     #[error("the condition on `{field}` names no test; give equals, one of, or contains")]
     NoTest { field: String },
-    #[error("the value for `{field}` is not JSON ({detail}); send a JSON scalar such as \"text\", 3 or true")]
+    #[error(
+        "the value for `{field}` is not JSON ({detail}); send a JSON scalar such as \"text\", 3 or true"
+    )]
     NotJson { field: String, detail: String },
-    #[error("`{field}` holds {expected}, and {value} is not one; compare it with a value of its type")]
+    #[error(
+        "`{field}` holds {expected}, and {value} is not one; compare it with a value of its type"
+    )]
     WrongType {
         field: String,
         value: String,
         expected: String,
     },
-    #[error("`one of` for `{field}` is not a JSON array of scalars; send one, such as [\"a\", \"b\"]")]
+    #[error(
+        "`one of` for `{field}` is not a JSON array of scalars; send one, such as [\"a\", \"b\"]"
+    )]
     NotAnArray { field: String },
     #[error("`one of` for `{field}` lists no value, which matches nothing; list at least one")]
     EmptyOneOf { field: String },
@@ -51,7 +63,9 @@ pub enum InvalidQuery {
         count: usize,
         max: usize,
     },
-    #[error("contains applies to string fields only, and `{field}` holds {holds}; use equals or one of")]
+    #[error(
+        "contains applies to string fields only, and `{field}` holds {holds}; use equals or one of"
+    )]
     ContainsOnNonString { field: String, holds: String },
     #[error("the query has {count} conditions; AND at most {max}")]
     TooManyConditions { count: usize, max: usize },
@@ -105,7 +119,9 @@ fn filter(collection: &Collection, condition: &Condition) -> Result<RecordFilter
                 field: field.to_owned(),
             });
         }
-        Some(Test::EqualsJson(text)) => FilterTest::Equals(typed(field, kinds, &json(field, text)?)?),
+        Some(Test::EqualsJson(text)) => {
+            FilterTest::Equals(typed(field, kinds, &json(field, text)?)?)
+        }
         Some(Test::OneOfJson(text)) => {
             let Value::Array(values) = json(field, text)? else {
                 return Err(InvalidQuery::NotAnArray {

@@ -292,8 +292,8 @@ mod tests {
     fn s3_14_a_write_must_fit_the_schema_whole() {
         let marks = marks();
         assert!(check_written(&marks, &map(json!({"url": "u"})), None).is_ok());
-        let error = check_written(&marks, &map(json!({"title": "t"})), None)
-            .expect_err("url is required");
+        let error =
+            check_written(&marks, &map(json!({"title": "t"})), None).expect_err("url is required");
         assert!(matches!(error, StorageError::Invalid { .. }), "{error}");
         assert!(error.to_string().contains("url"), "{error}");
         let error = check_written(&marks, &map(json!({"url": 3})), None).expect_err("typed");

@@ -59,8 +59,8 @@ pub fn hand_to_child(command: &mut tokio::process::Command) -> Result<HandedOver
     let (daemon, child) = std::os::unix::net::UnixStream::pair().map_err(ServeError::Pair)?;
     // Above the standard three and fd 3 itself, so the dup2 below always
     // makes a new descriptor (a dup2 onto itself would keep close-on-exec).
-    let child = rustix::io::fcntl_dupfd_cloexec(&child, 10)
-        .map_err(|e| ServeError::Pair(e.into()))?;
+    let child =
+        rustix::io::fcntl_dupfd_cloexec(&child, 10).map_err(|e| ServeError::Pair(e.into()))?;
     let raw = child.as_raw_fd();
     command.env(FD_ENV, CHILD_FD.to_string());
     // SAFETY: the closure runs in the child between fork and exec, where
@@ -163,8 +163,7 @@ pub fn listen(
     let listener = UnixListener::bind(path).map_err(listen_error)?;
     // Any user may connect: the peer's uid, not the file's mode, is what
     // binds a connection, and an unbound uid is refused at accept.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
-        .map_err(listen_error)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(listen_error)?;
     Ok(tokio::spawn(async move {
         loop {
             let stream = match listener.accept().await {
@@ -185,7 +184,10 @@ pub fn listen(
 }
 
 /// The plugin an accepted connection belongs to, by its peer's uid.
-fn bound(stream: &UnixStream, bindings: &BTreeMap<u32, Collections>) -> Result<Collections, String> {
+fn bound(
+    stream: &UnixStream,
+    bindings: &BTreeMap<u32, Collections>,
+) -> Result<Collections, String> {
     let uid = stream
         .peer_cred()
         .map_err(|e| format!("cannot read the peer's credentials: {e}"))?

@@ -5,8 +5,7 @@
 
 use collegium_proto::storage::v1::{
     CreateRequest, DeleteRequest, DeleteResponse, GetRequest, PatchRequest, QueryRequest,
-    QueryResponse, Record as WireRecord, storage_server::Storage,
-    storage_server::StorageServer,
+    QueryResponse, Record as WireRecord, storage_server::Storage, storage_server::StorageServer,
 };
 use serde_json::Value;
 use tonic::{Request, Response, Status};
@@ -158,11 +157,9 @@ impl Storage for StorageService {
                 .collections
                 .get(&collection)
                 .ok_or_else(|| self.unknown(&collection))?;
-            query::parse(declared, &conditions).map_err(|problem| {
-                StorageError::InvalidQuery {
-                    collection: collection.clone(),
-                    problem,
-                }
+            query::parse(declared, &conditions).map_err(|problem| StorageError::InvalidQuery {
+                collection: collection.clone(),
+                problem,
             })?
         };
         let found = self

@@ -170,7 +170,7 @@ impl Store {
                     bound.extend([path, value.sql()]);
                 }
                 FilterTest::OneOf(values) => {
-                    let nulls = values.iter().any(|v| *v == FilterValue::Null);
+                    let nulls = values.contains(&FilterValue::Null);
                     let others: Vec<_> = values
                         .iter()
                         .filter(|v| **v != FilterValue::Null)
@@ -242,4 +242,127 @@ pub(super) fn register_contains(conn: &rusqlite::Connection) -> rusqlite::Result
             })
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{
+        AuthorKind, ChannelKind, ObservedChannel, ObservedPost, ObservedVia, PostRole,
+    };
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("s.db")).expect("open");
+        (dir, store)
+    }
+
+    #[test]
+    fn s3_14_a_taken_id_is_refused_and_the_stored_row_kept() {
+        let (_dir, store) = store();
+        assert!(
+            store
+                .insert_plugin_record("bm", "marks", "a", r#"{"v":1}"#, 1)
+                .expect("insert")
+        );
+        assert!(
+            !store
+                .insert_plugin_record("bm", "marks", "a", r#"{"v":2}"#, 2)
+                .expect("insert")
+        );
+        let row = store
+            .plugin_record("bm", "marks", "a")
+            .expect("read")
+            .expect("row");
+        assert_eq!(row.data, r#"{"v":1}"#);
+        // The same id in another namespace or collection is another record.
+        assert!(
+            store
+                .insert_plugin_record("other", "marks", "a", "{}", 3)
+                .expect("insert")
+        );
+        assert!(
+            store
+                .insert_plugin_record("bm", "tags", "a", "{}", 3)
+                .expect("insert")
+        );
+    }
+
+    #[test]
+    fn s3_14_queries_answer_in_created_then_id_order_with_bound_values() {
+        let (_dir, store) = store();
+        for (id, at, title) in [
+            ("b", 5, "Rust book"),
+            ("a", 5, "rusty nail"),
+            ("c", 1, "Go"),
+        ] {
+            let data = serde_json::json!({ "title": title }).to_string();
+            store
+                .insert_plugin_record("bm", "marks", id, &data, at)
+                .expect("insert");
+        }
+        let ids = |filters: &[RecordFilter], limit| -> Vec<String> {
+            store
+                .query_plugin_records("bm", "marks", filters, limit)
+                .expect("query")
+                .into_iter()
+                .map(|r| r.id)
+                .collect()
+        };
+        assert_eq!(ids(&[], None), ["c", "a", "b"]);
+        assert_eq!(ids(&[], Some(2)), ["c", "a"]);
+        let contains = RecordFilter {
+            path: "$.\"title\"".into(),
+            test: FilterTest::Contains("rust".into()),
+        };
+        assert_eq!(ids(&[contains], None), ["a", "b"]);
+        let hostile = RecordFilter {
+            path: "$.\"title\"".into(),
+            test: FilterTest::Equals(FilterValue::Text("x' OR '1'='1".into())),
+        };
+        assert!(ids(&[hostile], None).is_empty());
+    }
+
+    #[test]
+    fn s8_5_clear_keeps_plugin_records() {
+        let (_dir, mut store) = store();
+        store
+            .record_channel(&ObservedChannel {
+                id: "c1".into(),
+                name: "research".into(),
+                display_name: "Research".into(),
+                kind: ChannelKind::Open,
+            })
+            .expect("channel");
+        store
+            .record_post(&ObservedPost {
+                id: "p1".into(),
+                channel_id: "c1".into(),
+                author_id: "u1".into(),
+                author_name: "ada".into(),
+                author_kind: AuthorKind::Person,
+                created_at: 10,
+                message: "save this".into(),
+                props: None,
+                role: PostRole::Post,
+                turn_id: None,
+                pinned: false,
+                observed_at: 11,
+                observed_via: ObservedVia::Backfill,
+                files: Vec::new(),
+            })
+            .expect("post");
+        store
+            .insert_plugin_record("bm", "marks", "a", r#"{"url":"u"}"#, 10)
+            .expect("insert");
+        let cut = store.clear_channel("c1", 1_000, true).expect("clear");
+        assert_eq!(cut.posts, 1, "the clear did cut the channel");
+        assert_eq!(store.plugin_record_count("bm", "marks").expect("count"), 1);
+        assert!(
+            store
+                .plugin_record("bm", "marks", "a")
+                .expect("read")
+                .is_some()
+        );
+    }
 }

@@ -169,9 +169,11 @@ pub async fn start(
         settings_schema(&worker.described().settings_schema_json).map_err(&start_error)?;
         // §3.14: its collections compile or boot is refused; then its
         // storage connection is served, bound to its namespace.
-        let collections =
-            crate::plugin_storage::collections::compile(&namespace, &worker.described().storage_collections)
-                .map_err(|e| start_error(e.to_string()))?;
+        let collections = crate::plugin_storage::collections::compile(
+            &namespace,
+            &worker.described().storage_collections,
+        )
+        .map_err(|e| start_error(e.to_string()))?;
         storage
             .serve(collections, store.clone())
             .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
@@ -333,11 +335,11 @@ async fn spawn(
     }
     die_with_daemon(&mut command);
     // §3.14: the child's storage connection, fd 3 (plugin_storage::serve).
-    let storage = crate::plugin_storage::serve::hand_to_child(&mut command).map_err(|e| e.to_string())?;
+    let storage =
+        crate::plugin_storage::serve::hand_to_child(&mut command).map_err(|e| e.to_string())?;
     let spawned = command.spawn();
     let storage = storage.spawned();
-    let mut child =
-        spawned.map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
+    let mut child = spawned.map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     match tokio::time::timeout(READY_WITHIN, lines.next_line()).await {
