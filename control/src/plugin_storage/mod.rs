@@ -17,6 +17,7 @@ pub mod query;
 pub mod records;
 pub mod serve;
 pub mod service;
+pub mod units;
 
 pub use collections::{Collection, CollectionError, Collections, FieldType, ScalarKind};
 pub use error::StorageError;

@@ -5,7 +5,8 @@
 
 use collegium_proto::storage::v1::{
     CreateRequest, DeleteRequest, DeleteResponse, GetRequest, PatchRequest, QueryRequest,
-    QueryResponse, Record as WireRecord, storage_server::Storage, storage_server::StorageServer,
+    QueryResponse, Record as WireRecord, UnitRequest, UnitView, storage_server::Storage,
+    storage_server::StorageServer,
 };
 use serde_json::Value;
 use tonic::{Request, Response, Status};
@@ -14,6 +15,7 @@ use super::collections::{Collection, Collections};
 use super::error::StorageError;
 use super::query;
 use super::records::{self, Record};
+use super::units;
 use crate::store::{Millis, Store, StoreHandle};
 
 /// `Storage`, bound to one plugin's namespace and collections.
@@ -170,5 +172,16 @@ impl Storage for StorageService {
         Ok(Response::new(QueryResponse {
             records: found.iter().map(wire).collect(),
         }))
+    }
+
+    async fn unit(&self, request: Request<UnitRequest>) -> Result<Response<UnitView>, Status> {
+        let request = request.into_inner();
+        let namespace = self.namespace().to_owned();
+        let view = self
+            .store
+            .call(move |s| Ok(units::look_up(s, &namespace, &request)))
+            .await
+            .map_err(StorageError::from)??;
+        Ok(Response::new(view))
     }
 }
