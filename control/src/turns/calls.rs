@@ -265,6 +265,9 @@ pub struct CallScope<'a> {
     /// The channel's handle; empty in a direct or group message.
     pub channel: &'a str,
     pub channel_id: &'a str,
+    /// The work unit the turn serves as assignee (§3.14); none for any
+    /// other turn.
+    pub unit: Option<&'a str>,
 }
 
 /// Runs a planned call that resolved. `views` serves `results::read`;
@@ -589,6 +592,15 @@ async fn run_worker(
                 reason,
             },
         ),
+        // A plugin whose process died under the call: a tool that threw
+        // (§3.14, §7.1).
+        Ok(CallOutcome::Died(reason)) => executed(
+            fallback,
+            Outcome::Failed {
+                text: format!("The call failed: {reason}."),
+                reason,
+            },
+        ),
         Ok(CallOutcome::Finished(mut result)) => {
             let left = dispatch_deadline(scope).saturating_sub(started.elapsed());
             read_document(scope, &mut result, value, left, &call_id).await;
@@ -710,6 +722,7 @@ fn dispatch(
         settings_json: settings.to_string(),
         channel: scope.channel.to_string(),
         held_tools: scope.seat.held.iter().map(ToString::to_string).collect(),
+        unit: scope.unit.map(str::to_string),
         decision_id: decision,
         deadline: dispatch_deadline(scope),
     }

@@ -4,6 +4,7 @@
 //! like any toolset. Every call it is asked to make is recorded, one JSON
 //! line each, before it acts.
 
+pub mod describe;
 pub mod tools;
 
 use std::collections::HashMap;
@@ -128,7 +129,7 @@ impl Toolset for Fixture {
         let request = request.into_inner();
         self.admission.handshake(&request)?;
         let sandbox = sandbox::observe(None).map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(DescribeResponse {
+        let mut described = DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
             namespace: NAMESPACE.into(),
@@ -138,7 +139,16 @@ impl Toolset for Fixture {
             settings_schema_json: std::env::var("FIXTURE_SETTINGS_SCHEMA")
                 .unwrap_or_else(|_| tools::settings_schema().to_string()),
             ..DescribeResponse::default()
-        }))
+        };
+        // Tests of the plugin host's refusals ask for one malformed
+        // description by name (`FIXTURE_DESCRIBE`).
+        if let Some(variant) = describe::Variant::from_env() {
+            if variant == describe::Variant::Silent {
+                std::future::pending::<()>().await;
+            }
+            variant.apply(&mut described);
+        }
+        Ok(Response::new(described))
     }
 
     async fn render(
