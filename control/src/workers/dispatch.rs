@@ -322,7 +322,14 @@ impl Worker {
                 // after the key is handed over again.
                 Exchange::NotHandshaken(reason) => match self.handshake_again(signer).await {
                     Ok(()) => self.exchange(request, &mut progress).await,
-                    Err(error) => Exchange::RefusedBeforeActing(format!("{reason}; {error}")),
+                    // A plugin that came back otherwise than it booted
+                    // says so in the framework's words (§9).
+                    Err(error) => Exchange::RefusedBeforeActing(
+                        self.plugin
+                            .as_ref()
+                            .and_then(|p| p.unavailable())
+                            .unwrap_or_else(|| format!("{reason}; {error}")),
+                    ),
                 },
                 exchanged => exchanged,
             }

@@ -20,6 +20,7 @@ use collegium_worker_kit::grant::GrantSigner;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod check;
 pub mod env;
 pub mod refusals;
 pub mod restart;
@@ -58,6 +59,11 @@ pub enum PluginError {
         .0.join("\n  - ")
     )]
     Writable(Vec<String>),
+    #[error(
+        "a plugin directory takes a framework namespace (§3.14):\n  - {}",
+        .0.join("\n  - ")
+    )]
+    Reserved(Vec<String>),
     #[error(transparent)]
     Worker(#[from] WorkerError),
     #[error("{0}")]
@@ -130,6 +136,10 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
     let mut registry = loaded.registry.clone();
     let plugins: Vec<String> = granted_plugins(loaded).into_iter().collect();
     check_root(loaded, &plugins)?;
+    let reserved = refusals::reserved_dirs(&deployment.plugins_root);
+    if !reserved.is_empty() {
+        return Err(PluginError::Reserved(reserved));
+    }
     for namespace in plugins {
         let start_error = |reason: String| PluginError::Start {
             namespace: namespace.clone(),

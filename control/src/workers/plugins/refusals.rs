@@ -35,6 +35,31 @@ pub fn is_reserved(namespace: &str) -> bool {
     RESERVED.contains(&namespace)
 }
 
+/// Each directory under the plugins root that takes a framework namespace:
+/// a grant of that name reaches the framework's toolset, so the plugin
+/// would never load, and nothing is left out silently (§3.14).
+pub fn reserved_dirs(plugins_root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(plugins_root) else {
+        return Vec::new();
+    };
+    let mut refusals: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            is_reserved(&name).then(|| {
+                format!(
+                    "{}: `{name}` is a framework namespace (reserved: {}); rename the plugin's directory, and grant it by its new name (§3.14)",
+                    e.path().display(),
+                    RESERVED.join(", ")
+                )
+            })
+        })
+        .collect();
+    refusals.sort();
+    refusals
+}
+
 /// The plugin's executable, where its directory holds one that can run;
 /// else why not, naming the file and the fix.
 pub fn layout(plugins_root: &Path, namespace: &str) -> Result<PathBuf, String> {
@@ -329,6 +354,22 @@ mod tests {
         assert_eq!(
             layout(root.path(), "bookmark").expect("laid out"),
             dir.join("serve")
+        );
+    }
+
+    #[test]
+    fn s3_14_a_plugin_directory_taking_a_framework_namespace_is_refused() {
+        let root = root();
+        std::fs::create_dir_all(root.path().join("memory")).expect("dir");
+        std::fs::create_dir_all(root.path().join("bookmark")).expect("dir");
+        let refusals = reserved_dirs(root.path());
+        assert_eq!(refusals.len(), 1, "{refusals:?}");
+        assert!(
+            refusals[0].starts_with(&format!(
+                "{}: `memory` is a framework namespace",
+                root.path().join("memory").display()
+            )),
+            "{refusals:?}"
         );
     }
 
