@@ -149,7 +149,9 @@ async fn s3_14_config_check_starts_each_plugin_and_warns_of_ungranted_tools() {
     assert!(passed, "{text}");
     assert!(
         text.contains("plugins (1), each started and its agents' settings checked against its schema:")
-            && text.contains("  fixture: 10 tools · warning: no agent is granted fixture::write,"),
+            && text.contains(
+                "  fixture: 10 tools · warning: no agent is granted fixture::lookup, fixture::write, fixture::confirm,"
+            ),
         "{text}"
     );
     assert!(!text.contains("fixture::read,"), "{text}");

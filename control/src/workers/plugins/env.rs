@@ -45,11 +45,42 @@ pub fn home(run_as: Option<&nix::unistd::User>) -> PathBuf {
     }
 }
 
-/// Clears what the daemon's environment holds and sets the minimal one.
+/// Clears what the daemon's environment holds and sets the minimal one, and
+/// keeps every descriptor past stdio from the child.
 pub fn apply(command: &mut Command, run_as: Option<&nix::unistd::User>) {
     command.env_clear();
     for (name, value) in minimal(home(run_as)) {
         command.env(name, value);
+    }
+    close_inherited(command);
+}
+
+/// The first descriptor a plugin is not handed on purpose.
+const FIRST_UNPASSED: libc::c_uint = 3;
+
+/// Marks every descriptor from 3 up close-on-exec in the child. What this
+/// process opens is close-on-exec already, but what it inherited need not
+/// be (a pipe of whatever started the daemon), and a plugin gets none of
+/// it. Registered before any closure that hands a descriptor on purpose
+/// (the Storage socket as fd 3): `dup2` clears the flag on the one it makes.
+#[allow(unsafe_code)]
+fn close_inherited(command: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec, where
+    // only async-signal-safe work is sound; it makes one system call on
+    // constants, allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            let done = libc::syscall(
+                libc::SYS_close_range,
+                FIRST_UNPASSED,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            if done != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 
