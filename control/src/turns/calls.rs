@@ -592,9 +592,9 @@ async fn run_worker(
                 reason,
             },
         ),
-        // A plugin whose process died under the call: a tool that threw
-        // (§3.14, §7.1).
-        Ok(CallOutcome::Died(reason)) => executed(
+        // A plugin's call that failed outside its result, its process
+        // dead or alive: a tool that threw (§3.14, §7.1).
+        Ok(CallOutcome::Threw(reason)) => executed(
             fallback,
             Outcome::Failed {
                 text: format!("The call failed: {reason}."),

@@ -125,10 +125,11 @@ pub enum CallOutcome {
     Ambiguous(String),
     /// A retryable call that did not answer: a plain failure (§7.1).
     Lost(String),
-    /// The plugin's process died during the call: a tool that threw
-    /// (§3.14, §7.1), whatever the tool declares. It is restarted for the
-    /// next call.
-    Died(String),
+    /// A plugin's call that ended in an error it did not return as a
+    /// result, or whose process died under it: a tool that threw (§3.14,
+    /// §7.1), whatever the tool declares. A dead process is restarted for
+    /// the next call.
+    Threw(String),
 }
 
 impl Worker {
@@ -341,9 +342,7 @@ impl Worker {
                 CallOutcome::NotSent(reason)
             }
             Ok(Exchange::Lost(reason)) => match deaths {
-                Some(deaths) => super::plugins::restart::died(deaths, reason)
-                    .await
-                    .unwrap_or_else(|reason| lost(declared, reason)),
+                Some(deaths) => super::plugins::restart::threw(deaths, reason).await,
                 None => lost(declared, reason),
             },
             Err(_) => {
@@ -588,7 +587,7 @@ fn ending(outcome: &CallOutcome) -> (CallEnd, Option<AuditAnchor>) {
         CallOutcome::NotSent(_) => (CallEnd::NotSent, None),
         CallOutcome::Ambiguous(_) => (CallEnd::Ambiguous, None),
         CallOutcome::Lost(_) => (CallEnd::Lost, None),
-        CallOutcome::Died(_) => (CallEnd::Failure, None),
+        CallOutcome::Threw(_) => (CallEnd::Failure, None),
     }
 }
 

@@ -187,21 +187,22 @@ pub fn differences(at_boot: &DescribeResponse, now: &DescribeResponse) -> Vec<Ga
     gaps
 }
 
-/// A call whose answer was lost: a tool that threw where the plugin's
-/// process died under it (§7.1), else `reason` back for the tool's own
-/// declaration to judge.
-pub async fn died(mut deaths: watch::Receiver<u64>, reason: String) -> Result<CallOutcome, String> {
-    if deaths.has_changed().unwrap_or(false) {
-        return Ok(CallOutcome::Died(death(&reason)));
-    }
-    match tokio::time::timeout(DEATH_NOTICED_WITHIN, deaths.changed()).await {
-        Ok(Ok(())) => Ok(CallOutcome::Died(death(&reason))),
-        _ => Err(reason),
-    }
-}
-
-fn death(reason: &str) -> String {
-    format!("the plugin's process ended during the call ({reason}); it is restarted for the next call")
+/// A plugin call whose answer was lost — an error status, a stream that
+/// broke or ended without a result — is a tool that threw (§7.1), whether
+/// its process died under it (it is restarted for the next call) or not.
+pub async fn threw(mut deaths: watch::Receiver<u64>, reason: String) -> CallOutcome {
+    let died = deaths.has_changed().unwrap_or(false)
+        || matches!(
+            tokio::time::timeout(DEATH_NOTICED_WITHIN, deaths.changed()).await,
+            Ok(Ok(()))
+        );
+    CallOutcome::Threw(if died {
+        format!(
+            "the plugin's process ended during the call ({reason}); it is restarted for the next call"
+        )
+    } else {
+        reason
+    })
 }
 
 /// Watches a plugin's process and starts it again from the same executable
@@ -363,23 +364,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn s7_1_a_call_lost_as_the_plugin_died_is_a_tool_that_threw() {
+    async fn s7_1_a_plugin_call_lost_is_a_tool_that_threw_naming_a_death() {
         let held = Held::new();
         let deaths = held.deaths();
         held.note_death();
-        match died(deaths, "the worker's answer was lost".into()).await {
-            Ok(CallOutcome::Died(text)) => assert!(
-                text.contains("the plugin's process ended during the call"),
+        match threw(deaths, "the worker's answer was lost".into()).await {
+            CallOutcome::Threw(text) => assert!(
+                text.starts_with("the plugin's process ended during the call (the worker's answer was lost)"),
                 "{text}"
             ),
             other => panic!("{other:?}"),
         }
-        // A lost answer while the process lives is left to the tool's
-        // declaration (§7.1: ambiguity or a plain failure).
+        // An error while the process lives is a tool that threw too,
+        // in its own words.
         let alive = held.deaths();
         assert_eq!(
-            died(alive, "lost".into()).await.err().as_deref(),
-            Some("lost")
+            threw(alive, "the worker's answer was lost: boom".into()).await,
+            CallOutcome::Threw("the worker's answer was lost: boom".into())
         );
     }
 }
