@@ -181,10 +181,7 @@ async fn s6_1_a_plugins_root_the_daemons_user_can_write_is_refused() {
     let uid = nix::unistd::geteuid().as_raw();
     assert!(
         stderr.contains("the plugins' code is writable by someone other than root (§6.1)")
-            && stderr.contains(&format!(
-                "{} (uid {uid}, gid",
-                root.display()
-            ))
+            && stderr.contains(&format!("{} (uid {uid}, gid", root.display()))
             && stderr.contains(&format!("is writable by the daemon's user (uid {uid})"))
             && stderr.contains(&format!("chmod go-w {}", root.display())),
         "{stderr}"
@@ -256,7 +253,10 @@ fn plugin_pid(daemon: &e2e::Daemon, not: Option<u32>) -> u32 {
         if let Some(p) = found.iter().find(|p| Some(p.pid) != not) {
             return p.pid;
         }
-        assert!(Instant::now() < deadline, "no fixture plugin other than {not:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no fixture plugin other than {not:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -288,7 +288,10 @@ async fn s7_1_a_plugin_killed_mid_call_ends_the_turn_and_the_next_call_finds_it_
     h.say("ana", &square, "@mira go").await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while fixture_toolset::asked(&record).is_empty() {
-        assert!(Instant::now() < deadline, "the call never reached the plugin");
+        assert!(
+            Instant::now() < deadline,
+            "the call never reached the plugin"
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     kill9(before);
@@ -370,4 +373,70 @@ async fn s9_a_restarted_plugin_describing_itself_otherwise_answers_as_unavailabl
         fixture_toolset::asked(&record).is_empty(),
         "no call reached the plugin"
     );
+}
+
+/// §3.14: each call carries the channel's handle and the unit its turn
+/// serves as assignee: the one whose assignment post started the turn,
+/// none for a turn a person started.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_a_call_carries_the_unit_its_turn_serves_and_the_channel() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let record = h.dir.path().join("asked.jsonl");
+    h.install_fixture_plugin(&record);
+    h.grant_mira(&["workspace", "tasks", "fixture"]);
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "grants = [\"ask\"]",
+        "grants = [\"ask\", \"tasks\", \"fixture\"]",
+        1,
+    );
+    std::fs::write(&h.config, text).expect("write config");
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    let assign = json!({
+        "assignee": "theo",
+        "outcome": "A one-paragraph summary of the March invoice",
+        "criteria": "Names the amount and the due date",
+        "context": "The invoice is in the shared drive."
+    });
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            // Mira's turn, started by Ana: no unit.
+            calls(&[("fixture__read", json!({"key": "mira"}))]),
+            calls(&[("tasks__assign", assign)]),
+            reply("I handed the summary to Theo."),
+            // Theo's turn, started by the assignment post: U-1.
+            calls(&[("fixture__read", json!({"key": "theo"}))]),
+            calls(&[("tasks__report", json!({"unit": "U-1", "state": "review", "report": "Amount 1,200 EUR, due 31 March."}))]),
+            reply("Reported."),
+            // Mira's turn, started by the report: she created U-1, and
+            // serves no unit as assignee.
+            calls(&[("tasks__read", json!({"unit": "U-1"}))]),
+            calls(&[("tasks__close", json!({"unit": "U-1", "state": "done", "verdict": "Delivered."}))]),
+            reply("The summary is in."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira get the March invoice summarised")
+        .await;
+    h.wait_post(&square, "mira", "The summary is in.", since)
+        .await;
+    let asked = fixture_toolset::asked(&record);
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    assert_eq!(asked[0]["arguments"]["key"], "mira");
+    assert_eq!(asked[0]["unit"], "", "a turn a person started serves none");
+    assert_eq!(asked[0]["channel"], "town-square");
+    assert!(
+        asked[0]["held_tools"]
+            .as_array()
+            .is_some_and(|held| held.iter().any(|t| t == "tasks::assign")),
+        "{asked:#?}"
+    );
+    assert_eq!(asked[1]["arguments"]["key"], "theo");
+    assert_eq!(asked[1]["unit"], "U-1", "the assignment post started it");
+    assert_eq!(asked[1]["channel"], "town-square");
 }

@@ -46,11 +46,11 @@ impl Fixture {
         }
     }
 
-    /// Appends what was asked to the record file, with the settings the
-    /// call carried.
+    /// Appends what was asked to the record file, with the settings, the
+    /// channel, the unit and the held tools the call carried (§3.14).
     fn record(
         &self,
-        call_id: &str,
+        call: &collegium_proto::toolset::v1::Call,
         tool: &str,
         arguments: &Value,
         settings: &Value,
@@ -58,8 +58,10 @@ impl Fixture {
         let Some(path) = &self.record else {
             return Ok(());
         };
-        let line =
-            json!({"call_id": call_id, "tool": tool, "arguments": arguments, "settings": settings});
+        let line = json!({
+            "call_id": call.call_id, "tool": tool, "arguments": arguments, "settings": settings,
+            "channel": call.channel, "unit": call.unit, "held_tools": call.held_tools,
+        });
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -205,7 +207,7 @@ impl Toolset for Fixture {
             .ok_or_else(|| Status::not_found(format!("no tool fixture::{}", call.tool)))?;
         let arguments: Value = serde_json::from_slice(&call.arguments_json).unwrap_or(Value::Null);
         let settings: Value = serde_json::from_str(&call.settings_json).unwrap_or(Value::Null);
-        self.record(&call.call_id, tool.name, &arguments, &settings)?;
+        self.record(&call, tool.name, &arguments, &settings)?;
         let (cancel, cancelled) = oneshot::channel();
         self.running
             .lock()

@@ -259,15 +259,14 @@ mod tests {
         let mut core = tool("now");
         core.core = true;
         let refusals = described(&describing(vec![
-                gateless,
-                exempt,
-                core,
-                tool("Bad Name"),
-                tool("a__b"),
-                tool("remove"),
-                tool("remove"),
-            ]),
-        );
+            gateless,
+            exempt,
+            core,
+            tool("Bad Name"),
+            tool("a__b"),
+            tool("remove"),
+            tool("remove"),
+        ]));
         let expected = [
             "tools.save: states no gate; declare a render",
             "tools.list: claims to be exempt from the action budget",

@@ -136,7 +136,10 @@ pub fn differences(at_boot: &DescribeResponse, now: &DescribeResponse) -> Vec<Ga
             "{}..={}",
             at_boot.min_protocol_version, at_boot.max_protocol_version
         ),
-        format!("{}..={}", now.min_protocol_version, now.max_protocol_version),
+        format!(
+            "{}..={}",
+            now.min_protocol_version, now.max_protocol_version
+        ),
     );
     differs(
         "build_version".into(),
@@ -164,9 +167,8 @@ pub fn differences(at_boot: &DescribeResponse, now: &DescribeResponse) -> Vec<Ga
         whole(&now.storage_collections),
     );
     differs("skills".into(), whole(&at_boot.skills), whole(&now.skills));
-    let names = |d: &DescribeResponse| -> Vec<String> {
-        d.tools.iter().map(|t| t.name.clone()).collect()
-    };
+    let names =
+        |d: &DescribeResponse| -> Vec<String> { d.tools.iter().map(|t| t.name.clone()).collect() };
     let mut all: Vec<String> = Vec::new();
     for name in names(at_boot).into_iter().chain(names(now)) {
         if !all.contains(&name) {
@@ -370,7 +372,9 @@ mod tests {
         held.note_death();
         match threw(deaths, "the worker's answer was lost".into()).await {
             CallOutcome::Threw(text) => assert!(
-                text.starts_with("the plugin's process ended during the call (the worker's answer was lost)"),
+                text.starts_with(
+                    "the plugin's process ended during the call (the worker's answer was lost)"
+                ),
                 "{text}"
             ),
             other => panic!("{other:?}"),

@@ -153,18 +153,16 @@ mod tests {
         let stranger = writer(4243, &[]);
         let names = vec!["bookmark".to_string()];
         if owner != 0 {
-            let refusals = writable(&plugins, &names, &[daemon.clone()]);
+            let refusals = writable(&plugins, &names, std::slice::from_ref(&daemon));
             assert_eq!(refusals.len(), 3, "{refusals:#?}");
         }
-        assert!(writable(&plugins, &names, &[stranger.clone()]).is_empty());
+        assert!(writable(&plugins, &names, std::slice::from_ref(&stranger)).is_empty());
         std::fs::set_permissions(&plugins, std::fs::Permissions::from_mode(0o757)).expect("chmod");
         let refusals = writable(&plugins, &names, &[stranger]);
         assert_eq!(refusals.len(), 1, "{refusals:#?}");
         assert!(
-            refusals[0].starts_with(&format!(
-                "{} (uid {owner}, gid",
-                plugins.display()
-            )) && refusals[0].contains("mode 0757) is writable by uid 4243")
+            refusals[0].starts_with(&format!("{} (uid {owner}, gid", plugins.display()))
+                && refusals[0].contains("mode 0757) is writable by uid 4243")
                 && refusals[0].contains(&format!("chmod go-w {}", plugins.display())),
             "{refusals:#?}"
         );
