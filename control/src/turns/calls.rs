@@ -757,6 +757,11 @@ pub async fn render(
     let Some(worker) = scope.services.workers.get(&tool.namespace) else {
         return Rendering::Unavailable("the plugin is not running".into());
     };
+    // A plugin unavailable until the daemon restarts (§9) would refuse the
+    // call once approved: nobody is asked to approve what cannot run.
+    if let Some(reason) = worker.plugin().and_then(|p| p.unavailable()) {
+        return Rendering::Refused(format!("The call did not run: {reason}."));
+    }
     let dispatch = dispatch(scope, call, tool, value, None);
     match worker.render(&dispatch, RENDER_WITHIN).await {
         Ok(rendered) => match PayloadKind::try_from(rendered.kind) {

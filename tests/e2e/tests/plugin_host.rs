@@ -323,7 +323,8 @@ async fn s7_1_a_plugin_killed_mid_call_ends_the_turn_and_the_next_call_finds_it_
 }
 
 /// §9: a plugin restarted after a crash that describes itself otherwise
-/// than at boot answers as unavailable until the daemon restarts.
+/// than at boot answers as unavailable until the daemon restarts; a gated
+/// tool of it is refused before anyone is asked to approve it.
 #[tokio::test(flavor = "multi_thread")]
 async fn s9_a_restarted_plugin_describing_itself_otherwise_answers_as_unavailable() {
     let h = Harness::start().await;
@@ -351,7 +352,7 @@ async fn s9_a_restarted_plugin_describing_itself_otherwise_answers_as_unavailabl
         "demo-model",
         vec![
             calls(&[("fixture__read", json!({"key": "k"}))]),
-            calls(&[("fixture__read", json!({"key": "k"}))]),
+            calls(&[("fixture__write", json!({"path": "a.txt", "content": "x"}))]),
             reply("It is unavailable."),
         ],
     );
@@ -372,6 +373,13 @@ async fn s9_a_restarted_plugin_describing_itself_otherwise_answers_as_unavailabl
     assert!(
         fixture_toolset::asked(&record).is_empty(),
         "no call reached the plugin"
+    );
+    assert!(
+        !h.posts(&square)
+            .await
+            .iter()
+            .any(|p| p.message.starts_with("🔐 **Approval needed** for `fixture::write`")),
+        "no approval prompt was posted"
     );
 }
 
