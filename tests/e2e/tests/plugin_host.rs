@@ -375,10 +375,9 @@ async fn s9_a_restarted_plugin_describing_itself_otherwise_answers_as_unavailabl
         "no call reached the plugin"
     );
     assert!(
-        !h.posts(&square)
-            .await
-            .iter()
-            .any(|p| p.message.starts_with("🔐 **Approval needed** for `fixture::write`")),
+        !h.posts(&square).await.iter().any(|p| p
+            .message
+            .starts_with("🔐 **Approval needed** for `fixture::write`")),
         "no approval prompt was posted"
     );
 }
