@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use collegium_control::plugin_storage::{StorageService, collections, serve};
+use collegium_control::plugin_storage::{StorageService, collections, records, serve};
 use collegium_control::store::{Store, StoreHandle};
 use collegium_proto::storage::v1::{
     Condition, CreateRequest, GetRequest, QueryRequest, condition::Test,
@@ -116,6 +116,65 @@ fn main() {
     runtime.block_on(async {
         let mut client = client(&store).await;
         println!("| case | median | p90 | p99 |\n|---|---|---|---|");
+        // The same create and get on the store thread, without the wire:
+        // what the store, the schema and the stamps cost.
+        let declared = [StorageCollection {
+            name: "marks".into(),
+            schema_json: MARKS.into(),
+        }];
+        let compiled = collections::compile("bookmark", &declared).expect("collections");
+        let mut times = Vec::new();
+        let mut ids = Vec::new();
+        for n in 0..2_000 {
+            let data = match record(RECORDS * 2 + n) {
+                serde_json::Value::Object(map) => map,
+                _ => unreachable!("a record is an object"),
+            };
+            let compiled = compiled.clone();
+            let start = Instant::now();
+            let made = store
+                .call(move |s| {
+                    let marks = compiled.get("marks").expect("declared");
+                    Ok(records::create(
+                        s,
+                        "bookmark",
+                        marks,
+                        "",
+                        data,
+                        1_795_600_000_000,
+                    ))
+                })
+                .await
+                .expect("store")
+                .expect("create");
+            times.push(start.elapsed());
+            ids.push(made.id);
+        }
+        row(
+            "in process: create on the store thread, no wire",
+            &mut times,
+        );
+        let mut times = Vec::new();
+        for id in ids.iter().cycle().take(2_000) {
+            let (compiled, id) = (compiled.clone(), id.clone());
+            let start = Instant::now();
+            store
+                .call(move |s| {
+                    let marks = compiled.get("marks").expect("declared");
+                    Ok(records::get(s, "bookmark", marks, &id))
+                })
+                .await
+                .expect("store")
+                .expect("get");
+            times.push(start.elapsed());
+        }
+        row("in process: get on the store thread, no wire", &mut times);
+        for id in ids {
+            store
+                .call(move |s| s.delete_plugin_record("bookmark", "marks", &id))
+                .await
+                .expect("cleanup");
+        }
         let mut created = Vec::new();
         let mut times = Vec::new();
         for n in 0..2_000 {
