@@ -233,10 +233,12 @@ pub(super) fn register_contains(conn: &rusqlite::Connection) -> rusqlite::Result
         2,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
-            let needle: String = ctx.get(1)?;
+            // Both read in place: nothing is allocated per row on the ASCII
+            // path, and a scan calls this once per record.
+            let needle = ctx.get_raw(1).as_str().unwrap_or_default();
             Ok(match ctx.get_raw(0) {
                 rusqlite::types::ValueRef::Text(bytes) => std::str::from_utf8(bytes)
-                    .map(|text| folded_contains(text, &needle))
+                    .map(|text| folded_contains(text, needle))
                     .unwrap_or(false),
                 _ => false,
             })
