@@ -49,7 +49,7 @@ fn row(name: &str, times: &mut [Duration]) {
 
 fn record(n: usize) -> serde_json::Value {
     // One title in a hundred holds "Rust", in mixed case.
-    let title = if n % 100 == 0 {
+    let title = if n.is_multiple_of(100) {
         format!("The RUST book, part {n}")
     } else {
         format!("Bookmark number {n} about gardening")
