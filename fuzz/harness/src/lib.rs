@@ -16,6 +16,7 @@ pub mod mattermost_wire;
 pub mod mention;
 pub mod pdf;
 pub mod proto;
+pub mod proxy;
 pub mod references;
 pub mod skill;
 pub mod sse;
@@ -38,6 +39,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("mention", mention::run),
     ("pdf", pdf::run),
     ("proto", proto::run),
+    ("proxy", proxy::run),
     ("references", references::run),
     ("skill", skill::run),
     ("sse", sse::run),

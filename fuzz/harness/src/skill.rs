@@ -51,6 +51,11 @@ pub fn run(data: &[u8]) {
         assert_ne!(entry.file, "SKILL.md");
         assert!(parsed.index[..n].iter().all(|e| e.file != entry.file));
     }
+    // A body line ending in a carriage return reads, written back before
+    // its line feed, as a CRLF line end: that text has no written form.
+    if parsed.body.contains('\r') {
+        return;
+    }
     let written = write_back(&parsed);
     match parse(&written) {
         Ok(again) => assert_eq!(again, parsed, "written back:\n{written}"),

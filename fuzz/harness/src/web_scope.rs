@@ -91,7 +91,7 @@ fn classify_property(address: IpAddr) {
     }
 }
 
-fn scope(own_network_browsable: bool) -> Scope {
+pub(crate) fn scope(own_network_browsable: bool) -> Scope {
     Scope::new(
         ScopeSettings {
             own_network_browsable,
@@ -102,7 +102,7 @@ fn scope(own_network_browsable: bool) -> Scope {
     .expect("literal closed hosts")
 }
 
-fn judged_in(scope: &Scope, declared: bool, host: &TargetHost, what: &str) {
+pub(crate) fn judged_in(scope: &Scope, declared: bool, host: &TargetHost, what: &str) {
     match host {
         TargetHost::Address(a) => {
             match classify(*a, &own()) {

@@ -421,6 +421,28 @@ fn webhook() {
     }
 }
 
+fn proxy() {
+    let mut s = Seeds::of("proxy");
+    for (n, (declared, request)) in [
+        (0u8, "GET http://example.org/a?b HTTP/1.1\r\nHost: example.org\r\nProxy-Connection: keep-alive\r\n\r\n"),
+        (0, "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n"),
+        (0, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET http://[::ffff:10.0.0.1]/ HTTP/1.1\r\n\r\n"),
+        (1, "CONNECT localhost:8443 HTTP/1.1\r\n\r\n"),
+        (0, "CONNECT 0x7f.1:443 HTTP/1.1\r\n\r\n"),
+        (1, "POST http://169.254.169.254/latest HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
+        (0, "GET /not-a-proxy-request HTTP/1.1\r\nHost: x\r\n\r\n"),
+        (0, "GET https://closed.example/ HTTP/1.1\r\n\r\n"),
+        (0, "GET http://example.org/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut bytes = vec![declared];
+        bytes.extend_from_slice(request.as_bytes());
+        s.put(&format!("request-{n}"), bytes);
+    }
+}
+
 fn pdf() {
     let mut s = Seeds::of("pdf");
     s.put("text-pages", pdfs::text_pages(&["Page one", "", "Page three"]));
@@ -444,5 +466,6 @@ fn main() {
     references();
     callbacks();
     webhook();
+    proxy();
     pdf();
 }
