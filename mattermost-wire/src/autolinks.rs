@@ -238,7 +238,10 @@ mod tests {
     /// multi-byte character was cut inside it.
     #[test]
     fn s4_5_a_non_ascii_host_is_never_cut_inside_a_character() {
-        assert_eq!(texts("see <https://x\u{fffd}test/@mira> ok"), ["https://x\u{fffd}test/@mira"]);
+        assert_eq!(
+            texts("see <https://x\u{fffd}test/@mira> ok"),
+            ["https://x\u{fffd}test/@mira"]
+        );
         let _ = holes("https://é.test www.ü.x @mira https://\u{fffd}");
     }
 

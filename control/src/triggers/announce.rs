@@ -68,7 +68,10 @@ fn disarmed_whole(head: String, item: String, agent: &str) -> (String, String) {
     let whole = format!("{head}\n\n{item}");
     let found = scan(&whole, &|_| true);
     let only_the_agent = found.channel_wide.is_empty()
-        && found.mentions.iter().all(|m| m.username == agent.to_lowercase());
+        && found
+            .mentions
+            .iter()
+            .all(|m| m.username == agent.to_lowercase());
     if only_the_agent && scan(&item, &|_| true).mentions.is_empty() {
         return (head, item);
     }
@@ -340,7 +343,10 @@ mod tests {
             ["mira"],
             "{message}"
         );
-        assert!(message.starts_with("@mira A webhook delivered"), "{message}");
+        assert!(
+            message.starts_with("@mira A webhook delivered"),
+            "{message}"
+        );
     }
 
     #[test]

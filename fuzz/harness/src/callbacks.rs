@@ -39,7 +39,9 @@ fn command(form: &[u8]) {
                     let id = hook
                         .as_str()
                         .strip_prefix("https://chat.example.org/hooks/commands/")
-                        .unwrap_or_else(|| panic!("{value:?} sends the answer to {}", hook.as_str()));
+                        .unwrap_or_else(|| {
+                            panic!("{value:?} sends the answer to {}", hook.as_str())
+                        });
                     assert!(
                         id.len() == 26 && id.bytes().all(|b| b.is_ascii_alphanumeric()),
                         "{value:?} names the hook {id:?}"
@@ -59,7 +61,9 @@ fn click(body: &[u8]) {
     let context = &value["context"];
     let text = |key: &str| context[key].as_str().unwrap_or_default().to_string();
     let (approval, action, signature) = (text("approval"), text("action"), text("signature"));
-    let choice = context["choice"].as_u64().and_then(|c| usize::try_from(c).ok());
+    let choice = context["choice"]
+        .as_u64()
+        .and_then(|c| usize::try_from(c).ok());
     let subject = sign::button(&approval, &action, choice);
     if sign::verify(KEY, &subject, &signature) && signature.bytes().all(|b| b.is_ascii_hexdigit()) {
         assert_eq!(signature.to_ascii_lowercase(), sign::sign(KEY, &subject));
@@ -79,7 +83,11 @@ fn click(body: &[u8]) {
             }
         }
         let other_choice = Some(choice.map_or(0, |c| c.wrapping_add(1)));
-        assert!(!sign::verify(KEY, &sign::button(&approval, &action, other_choice), &made));
+        assert!(!sign::verify(
+            KEY,
+            &sign::button(&approval, &action, other_choice),
+            &made
+        ));
     }
 }
 

@@ -35,7 +35,10 @@ pub fn run(data: &[u8]) {
                 ),
             };
             let rewritten = toml::to_string(&again.config).unwrap_or_default();
-            assert_eq!(rewritten, written, "writing the configuration is not stable");
+            assert_eq!(
+                rewritten, written,
+                "writing the configuration is not stable"
+            );
         }
         Err(LoadError::Invalid { problems, .. }) => {
             assert!(!problems.is_empty(), "refused without naming a problem");

@@ -29,8 +29,11 @@ mod split;
 
 pub use split::SEPARATOR;
 
+/// A target's body.
+pub type Run = fn(&[u8]);
+
 /// Every target by the name its corpus directory and fuzz target carry.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Run)] = &[
     ("audit", audit::run),
     ("callbacks", callbacks::run),
     ("config", config::run),

@@ -34,7 +34,11 @@ fn no_line_lost(body: &str) {
         parts.push(quoted.boundary_text.clone());
         parts.push(quoted.body.clone());
     }
-    let out: Vec<&str> = parts.iter().flat_map(|p| p.lines()).filter_map(text_of).collect();
+    let out: Vec<&str> = parts
+        .iter()
+        .flat_map(|p| p.lines())
+        .filter_map(text_of)
+        .collect();
     let given: Vec<&str> = body.lines().filter_map(text_of).collect();
     assert_eq!(out, given, "the split lost or reordered a line");
 }
@@ -88,7 +92,12 @@ pub fn run(data: &[u8]) {
         let _ = blockquote(&headers, &split_html(markup));
     }
 
-    let mut mail = trigger(TriggerSource::Mail, &read.from, &read.subject, &read.message_id);
+    let mut mail = trigger(
+        TriggerSource::Mail,
+        &read.from,
+        &read.subject,
+        &read.message_id,
+    );
     mail.body = Some(read.text.clone());
     mail.detail = json!({
         "from": read.from,

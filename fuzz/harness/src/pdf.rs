@@ -38,7 +38,9 @@ pub fn run(data: &[u8]) {
     let mut out = Vec::new();
     read(data, &LIMITS, &mut out).expect("writing to memory does not fail");
     let frames = frames(&out);
-    let (last, before) = frames.split_last().expect("the child always writes a frame");
+    let (last, before) = frames
+        .split_last()
+        .expect("the child always writes a frame");
     assert!(
         matches!(last, Frame::Done | Frame::OverLimit | Frame::Unparseable(_)),
         "the child ended on {last:?}"

@@ -91,7 +91,10 @@ fn handshake_with_itself(described: &toolset::v1::DescribeResponse) {
     let unique = names.windows(2).all(|w| w[0] != w[1]);
     for gap in &gaps {
         let field = gap.field.as_str();
-        assert_ne!(field, "namespace", "a description differs from itself: {gap}");
+        assert_ne!(
+            field, "namespace",
+            "a description differs from itself: {gap}"
+        );
         if field.starts_with("tools.") && unique {
             let refusable = field.ends_with(".gate")
                 || field.ends_with(".parameters_schema_sha256")

@@ -46,7 +46,10 @@ pub fn run(data: &[u8]) {
     assert!(!parsed.description.is_empty() && parsed.description.lines().count() == 1);
     assert!(!parsed.body.is_empty());
     for (n, entry) in parsed.index.iter().enumerate() {
-        assert!(!entry.file.is_empty() && !entry.summary.is_empty(), "{entry:?}");
+        assert!(
+            !entry.file.is_empty() && !entry.summary.is_empty(),
+            "{entry:?}"
+        );
         assert!(!entry.file.contains(['/', '\\']) && !entry.file.starts_with('.'));
         assert_ne!(entry.file, "SKILL.md");
         assert!(parsed.index[..n].iter().all(|e| e.file != entry.file));

@@ -5,8 +5,8 @@
 //! without panicking; the recogniser reads any text a model sends.
 
 use collegium_control::config::model::ProviderKind;
-use collegium_control::inference::{decode, leaked};
 use collegium_control::inference::sse::SseParser;
+use collegium_control::inference::{decode, leaked};
 
 use crate::split;
 
@@ -31,10 +31,12 @@ pub fn run(data: &[u8]) {
         ProviderKind::Openrouter,
         ProviderKind::Anthropic,
     ] {
-        if let Ok(completion) = decode(kind, stream) {
-            if let Some(leak) = &completion.leaked {
-                let _ = leak.name.as_deref();
-            }
+        // Whatever completes carries a leaked call or none; reading its
+        // name is the recogniser's answer as the runner reads it.
+        if let Ok(completion) = decode(kind, stream)
+            && let Some(leak) = &completion.leaked
+        {
+            let _ = leak.name.as_deref();
         }
     }
     let text = String::from_utf8_lossy(stream);

@@ -41,7 +41,10 @@ pub fn run(data: &[u8]) {
             let again = accept(schema, &accepted.value.to_string());
             match again {
                 Ok(again) => {
-                    assert_eq!(again.value, accepted.value, "{tool}: accepted twice differs");
+                    assert_eq!(
+                        again.value, accepted.value,
+                        "{tool}: accepted twice differs"
+                    );
                     assert!(
                         again.ignored.is_empty(),
                         "{tool}: accepted arguments still carry ignored keys {:?}",

@@ -87,7 +87,10 @@ fn forbidden(a: IpAddr) -> bool {
 fn classify_property(address: IpAddr) {
     let judged = classify(address, &own());
     if judged.is_none() {
-        assert!(!forbidden(address), "{address} is forbidden and was judged global");
+        assert!(
+            !forbidden(address),
+            "{address} is forbidden and was judged global"
+        );
     }
 }
 
@@ -141,7 +144,9 @@ pub fn run(data: &[u8]) {
         classify_property(IpAddr::V6(Ipv6Addr::from(six)));
     }
     if data.len() >= 4 {
-        classify_property(IpAddr::V4(Ipv4Addr::new(data[0], data[1], data[2], data[3])));
+        classify_property(IpAddr::V4(Ipv4Addr::new(
+            data[0], data[1], data[2], data[3],
+        )));
     }
     let text = split::text(data);
     for declared in [false, true] {

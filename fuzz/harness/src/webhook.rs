@@ -33,11 +33,30 @@ pub fn run(data: &[u8]) {
     .to_string();
     let again = parse(written.as_bytes()).expect("an item written back reads");
     assert_eq!(
-        (&again.agent, &again.channel, &again.sender, &again.subject, &again.reference, &again.body),
-        (&item.agent, &item.channel, &item.sender, &item.subject, &item.reference, &item.body),
+        (
+            &again.agent,
+            &again.channel,
+            &again.sender,
+            &again.subject,
+            &again.reference,
+            &again.body
+        ),
+        (
+            &item.agent,
+            &item.channel,
+            &item.sender,
+            &item.subject,
+            &item.reference,
+            &item.body
+        ),
     );
 
-    let mut hook = trigger(TriggerSource::Webhook, &item.sender, &item.subject, &item.reference);
+    let mut hook = trigger(
+        TriggerSource::Webhook,
+        &item.sender,
+        &item.subject,
+        &item.reference,
+    );
     hook.body = Some(item.body.clone());
     let limit = if flags & 1 == 0 { 16_383 } else { 4_000 };
     let announced = compose(&hook, AGENT, limit);

@@ -56,6 +56,20 @@ macro_rules! targets {
 }
 
 targets!(
-    audit, callbacks, config, mail, mattermost_wire, mention, pdf, proto, proxy, references, skill,
-    sse, tool_arguments, web_page, web_scope, webhook,
+    audit,
+    callbacks,
+    config,
+    mail,
+    mattermost_wire,
+    mention,
+    pdf,
+    proto,
+    proxy,
+    references,
+    skill,
+    sse,
+    tool_arguments,
+    web_page,
+    web_scope,
+    webhook,
 );

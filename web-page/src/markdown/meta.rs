@@ -63,7 +63,11 @@ mod tests {
     #[test]
     fn s3_4_a_bare_charset_in_a_content_type_meta_does_not_end_the_read() {
         let page = r#"<html><head><META HTTP-EQUIV="Content-Type" content="text/html; charset"><title>T</title></head><body><p>Kept.</p></body></html>"#;
-        let read = crate::read_html(page, &url::Url::parse("https://x.test/").expect("url"), true);
+        let read = crate::read_html(
+            page,
+            &url::Url::parse("https://x.test/").expect("url"),
+            true,
+        );
         assert!(read.markdown.contains("Kept."), "{}", read.markdown);
     }
 

@@ -43,7 +43,13 @@ impl Seeds {
     fn put(&mut self, name: &str, bytes: impl AsRef<[u8]>) {
         let name: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         std::fs::write(self.dir.join(format!("seed-{name}")), bytes).expect("write a seed");
         self.written += 1;
@@ -59,7 +65,11 @@ impl Seeds {
         paths.sort();
         for path in paths {
             let bytes = std::fs::read(&path).expect("read a fixture");
-            let name = path.file_name().expect("a file").to_string_lossy().into_owned();
+            let name = path
+                .file_name()
+                .expect("a file")
+                .to_string_lossy()
+                .into_owned();
             self.put(&name, wrap(bytes));
         }
     }
@@ -81,7 +91,10 @@ fn proto() {
     for toolset in declarations() {
         for tool in &toolset.tools {
             if let Some(wire) = framework_wire(&toolset.namespace, &tool.name) {
-                s.put(&format!("tool-{}-{}", toolset.namespace, tool.name), wire.encode_to_vec());
+                s.put(
+                    &format!("tool-{}-{}", toolset.namespace, tool.name),
+                    wire.encode_to_vec(),
+                );
                 tools.push(wire);
             }
         }
@@ -170,7 +183,10 @@ fn mattermost_wire() {
         "ws-reaction",
         json!({"event": "reaction_added", "data": {"reaction": "{\"user_id\":\"u\",\"post_id\":\"p\",\"emoji_name\":\"+1\"}"}, "seq": 4}).to_string(),
     );
-    s.put("ws-hello", r#"{"event":"hello","data":{"server_version":"10.5.0"},"seq":0}"#);
+    s.put(
+        "ws-hello",
+        r#"{"event":"hello","data":{"server_version":"10.5.0"},"seq":0}"#,
+    );
     s.put("ws-response", r#"{"status":"OK","seq_reply":1}"#);
     s.put(
         "ws-error",
@@ -179,8 +195,21 @@ fn mattermost_wire() {
     macro_rules! shapes {
         ($($t:ident),+) => { $( s.put(stringify!($t), serde_json::to_vec(&$t::default()).expect("serialises")); )+ };
     }
-    shapes!(PostList, User, Channel, ChannelMember, Team, Bot, FileInfo, Command,
-        CommandResponse, SlackAttachment, Dialog, SubmitDialogRequest, PostActionIntegrationRequest);
+    shapes!(
+        PostList,
+        User,
+        Channel,
+        ChannelMember,
+        Team,
+        Bot,
+        FileInfo,
+        Command,
+        CommandResponse,
+        SlackAttachment,
+        Dialog,
+        SubmitDialogRequest,
+        PostActionIntegrationRequest
+    );
 }
 
 fn mention() {
@@ -188,12 +217,21 @@ fn mention() {
     for (name, text) in [
         ("plain", "@mira can you look?"),
         ("punctuated", "Thanks @mira. And @ops-bot, @ana.lyst: done."),
-        ("code", "`@mira` is code, ```\n@ops-bot\n``` too, but @x_1 is not"),
+        (
+            "code",
+            "`@mira` is code, ```\n@ops-bot\n``` too, but @x_1 is not",
+        ),
         ("escaped", "\\@mira and &#64;mira and @mi\\ra"),
-        ("link", "mail mira@example.org or see <https://x.test/@mira> [@mira](https://x)"),
+        (
+            "link",
+            "mail mira@example.org or see <https://x.test/@mira> [@mira](https://x)",
+        ),
         ("emoji", ":smile:@mira:wave: @mira_ @mira- @MIRA"),
         ("wide", "@channel @all @here @mira"),
-        ("nested", "> quoted @mira\n\n- list @ops-bot\n\n# heading @ana.lyst"),
+        (
+            "nested",
+            "> quoted @mira\n\n- list @ops-bot\n\n# heading @ana.lyst",
+        ),
     ] {
         s.put(name, text);
     }
@@ -229,9 +267,18 @@ fn sse() {
             }
         }
     }
-    s.put("leak-tags", b"\x00<tool_call>{\"name\":\"web__fetch\",\"arguments\":{}}</tool_call>");
-    s.put("leak-bare", b"\x01{\"name\": \"memory__write\", \"arguments\": {\"key\": 1}}");
-    s.put("leak-deepseek", "\x02<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>web__fetch");
+    s.put(
+        "leak-tags",
+        b"\x00<tool_call>{\"name\":\"web__fetch\",\"arguments\":{}}</tool_call>",
+    );
+    s.put(
+        "leak-bare",
+        b"\x01{\"name\": \"memory__write\", \"arguments\": {\"key\": 1}}",
+    );
+    s.put(
+        "leak-deepseek",
+        "\x02<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>web__fetch",
+    );
 }
 
 fn tool_arguments() {
@@ -360,7 +407,17 @@ fn audit() {
         bytes.extend_from_slice(&written);
         s.put(&format!("log-{selector}"), bytes);
     }
-    s.put("records", joined(&[b"\x05shell", b"mira", b"call-1", b"shell::run", b"{}", b"exit 1"]));
+    s.put(
+        "records",
+        joined(&[
+            b"\x05shell",
+            b"mira",
+            b"call-1",
+            b"shell::run",
+            b"{}",
+            b"exit 1",
+        ]),
+    );
 }
 
 fn skill() {
@@ -401,7 +458,14 @@ fn callbacks() {
     let click = br#"{"user_id":"u1","channel_id":"c1","post_id":"p1","trigger_id":"t","context":{"action":"approve","approval":"d-1","signature":"00ff","choice":1}}"#;
     let dialog = br#"{"callback_id":"d-1","state":"ab","user_id":"u1","channel_id":"c1","cancelled":false,"submission":{"reason":"not now"}}"#;
     s.put("all", joined(&[form, click, dialog]));
-    s.put("help", joined(&[b"text=help&response_url=https://evil.test/hooks/commands/abcdefghijklmnopqrstuvwxyz", b"{}", b"{}"]));
+    s.put(
+        "help",
+        joined(&[
+            b"text=help&response_url=https://evil.test/hooks/commands/abcdefghijklmnopqrstuvwxyz",
+            b"{}",
+            b"{}",
+        ]),
+    );
 }
 
 fn webhook() {
@@ -445,10 +509,19 @@ fn proxy() {
 
 fn pdf() {
     let mut s = Seeds::of("pdf");
-    s.put("text-pages", pdfs::text_pages(&["Page one", "", "Page three"]));
-    s.put("compressed", pdfs::compressed_text_pages(&["Compressed page"]));
+    s.put(
+        "text-pages",
+        pdfs::text_pages(&["Page one", "", "Page three"]),
+    );
+    s.put(
+        "compressed",
+        pdfs::compressed_text_pages(&["Compressed page"]),
+    );
     s.put("scan", pdfs::scan(1));
-    s.put("not-a-pdf", b"%PDF-1.7\n1 0 obj << >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+    s.put(
+        "not-a-pdf",
+        b"%PDF-1.7\n1 0 obj << >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n",
+    );
 }
 
 fn main() {
