@@ -5,8 +5,6 @@
 //! these from one-line targets; `tests/corpus.rs` replays the committed
 //! corpus and regressions through them in an ordinary `cargo test`, so CI
 //! never needs cargo-fuzz. See `docs/fuzzing.md`.
-//!
-//! The Storage query grammar (issue 22) gets its module when it lands.
 
 pub mod audit;
 pub mod callbacks;
@@ -20,6 +18,7 @@ pub mod proxy;
 pub mod references;
 pub mod skill;
 pub mod sse;
+pub mod storage_query;
 pub mod tool_arguments;
 pub mod web_page;
 pub mod web_scope;
@@ -46,6 +45,7 @@ pub const TARGETS: &[(&str, Run)] = &[
     ("references", references::run),
     ("skill", skill::run),
     ("sse", sse::run),
+    ("storage_query", storage_query::run),
     ("tool_arguments", tool_arguments::run),
     ("web_page", web_page::run),
     ("web_scope", web_scope::run),

@@ -68,6 +68,7 @@ targets!(
     references,
     skill,
     sse,
+    storage_query,
     tool_arguments,
     web_page,
     web_scope,
