@@ -1,0 +1,194 @@
+//! The SDK's typed storage client against an in-memory `Storage` on a
+//! socketpair, handed over as the daemon hands a child plugin fd 3 (§3.14).
+
+mod support;
+
+use collegium_proto::storage::v1::condition::Test;
+use collegium_sdk::storage::from_fd;
+use collegium_sdk::{Collection, Storage, StorageError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use support::memory::Memory;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Bookmark {
+    url: String,
+    title: String,
+    tag: Option<String>,
+}
+
+impl Collection for Bookmark {
+    const NAME: &'static str = "bookmarks";
+}
+
+/// A type the stored rows do not parse as.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct Strict {
+    count: u32,
+}
+
+impl Collection for Strict {
+    const NAME: &'static str = "bookmarks";
+}
+
+async fn storage(memory: &Memory) -> Storage {
+    Storage::new(from_fd(memory.serve_on_pair()).await.expect("connected"))
+}
+
+fn rust_book() -> Bookmark {
+    Bookmark {
+        url: "https://doc.rust-lang.org/book/".into(),
+        title: "Rust book".into(),
+        tag: Some("rust".into()),
+    }
+}
+
+#[tokio::test]
+async fn s3_14_records_are_created_read_patched_and_deleted_typed() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    let created = storage.create(&rust_book()).await.expect("created");
+    assert_eq!(created.data, rust_book());
+    let read = storage
+        .get::<Bookmark>(&created.id)
+        .await
+        .expect("read")
+        .expect("present");
+    assert_eq!(read, created);
+    let patched = storage
+        .patch::<Bookmark>(&created.id, json!({"title": "The Book"}))
+        .await
+        .expect("patched");
+    assert_eq!(patched.data.title, "The Book");
+    assert_eq!(patched.data.url, rust_book().url);
+    assert!(
+        storage
+            .delete::<Bookmark>(&created.id)
+            .await
+            .expect("deleted")
+    );
+    assert_eq!(
+        storage.get::<Bookmark>(&created.id).await.expect("read"),
+        None
+    );
+    assert!(
+        !storage
+            .delete::<Bookmark>(&created.id)
+            .await
+            .expect("deleted")
+    );
+}
+
+#[tokio::test]
+async fn s3_14_a_taken_id_is_refused_never_overwritten() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    storage
+        .create_with_id("one", &rust_book())
+        .await
+        .expect("created");
+    let mut other = rust_book();
+    other.title = "Another".into();
+    let refused = storage
+        .create_with_id("one", &other)
+        .await
+        .expect_err("taken");
+    assert!(
+        matches!(&refused, StorageError::Taken { collection, id } if collection == "bookmarks" && id == "one"),
+        "{refused:?}"
+    );
+    let kept = storage
+        .get::<Bookmark>("one")
+        .await
+        .expect("read")
+        .expect("present");
+    assert_eq!(kept.data.title, "Rust book");
+}
+
+#[tokio::test]
+async fn s3_14_the_query_builder_sends_the_one_grammar() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    storage.create(&rust_book()).await.expect("created");
+    storage
+        .create(&Bookmark {
+            url: "https://go.dev".into(),
+            title: "Go tour".into(),
+            tag: Some("go".into()),
+        })
+        .await
+        .expect("created");
+    let found = storage
+        .query::<Bookmark>()
+        .contains("title", "RUST")
+        .one_of("tag", ["rust", "zig"])
+        .equals("url", "https://doc.rust-lang.org/book/")
+        .limit(5)
+        .fetch()
+        .await
+        .expect("queried");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].data.title, "Rust book");
+    let sent = memory.queries.lock().expect("lock")[0].clone();
+    assert_eq!(sent.collection, "bookmarks");
+    assert_eq!(sent.limit, Some(5));
+    let tests: Vec<(String, Test)> = sent
+        .conditions
+        .into_iter()
+        .map(|c| (c.field, c.test.expect("a test")))
+        .collect();
+    assert_eq!(
+        tests,
+        vec![
+            ("title".into(), Test::Contains("RUST".into())),
+            ("tag".into(), Test::OneOfJson(r#"["rust","zig"]"#.into())),
+            (
+                "url".into(),
+                Test::EqualsJson(r#""https://doc.rust-lang.org/book/""#.into())
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn s3_14_a_row_that_does_not_parse_is_an_error_naming_it() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    let created = storage.create(&rust_book()).await.expect("created");
+    let refused = storage
+        .get::<Strict>(&created.id)
+        .await
+        .expect_err("unparsable");
+    assert!(
+        matches!(&refused, StorageError::Unparsable { id, .. } if *id == created.id),
+        "{refused:?}"
+    );
+    let refused = storage
+        .query::<Strict>()
+        .fetch()
+        .await
+        .expect_err("the query is not handed a gap");
+    assert!(refused.to_string().contains(&created.id), "{refused}");
+}
+
+#[tokio::test]
+async fn s3_14_a_plugin_without_a_storage_connection_is_told_so() {
+    let refused = Storage::unavailable()
+        .create(&rust_book())
+        .await
+        .expect_err("no connection");
+    assert!(matches!(refused, StorageError::Unavailable));
+    assert!(refused.to_string().contains("fd 3"), "{refused}");
+}
+
+#[tokio::test]
+async fn s3_14_a_patch_is_an_object_of_top_level_fields() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    let refused = storage
+        .patch::<Bookmark>("any", json!(["not", "an", "object"]))
+        .await
+        .expect_err("refused");
+    assert!(refused.to_string().contains("JSON object"), "{refused}");
+}
