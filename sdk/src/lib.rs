@@ -72,6 +72,8 @@ mod schema;
 mod service;
 pub mod skill;
 pub mod storage;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool;
 
 pub use context::Context;

@@ -3,8 +3,6 @@
 //! within the protocol range, the declared gates and schemas, renders,
 //! signed calls and the failures a body controls.
 
-mod support;
-
 use collegium_proto::PROTOCOL_VERSION;
 use collegium_proto::toolset::v1::{
     Call, DescribeRequest, Gate, InvokeRequest, RenderRequest, ToolResult, invoke_event,
@@ -97,14 +95,18 @@ fn plugin() -> Plugin<Settings> {
 struct Driven {
     service: PluginService<Settings>,
     signer: GrantSigner,
-    memory: support::memory::Memory,
+    memory: collegium_sdk::testing::Memory,
     _dir: tempfile::TempDir,
 }
 
 async fn driven() -> Driven {
     let dir = tempfile::tempdir().expect("tempdir");
-    let memory = support::memory::Memory::default();
-    let storage = Storage::new(from_fd(memory.serve_on_pair()).await.expect("storage"));
+    let memory = collegium_sdk::testing::Memory::default();
+    let storage = Storage::new(
+        from_fd(memory.serve_on_pair().expect("pair"))
+            .await
+            .expect("storage"),
+    );
     let service = plugin()
         .service(&dir.path().join("audit.jsonl"), storage)
         .expect("service");
@@ -263,7 +265,7 @@ async fn s3_14_an_approved_call_stores_its_record_and_discloses_it() {
     let disclosure = success.disclosure.expect("disclosed");
     assert_eq!(disclosure.body, "milk");
     assert_eq!(success.text, format!("kept {}", disclosure.reference));
-    assert_eq!(d.memory.records.lock().expect("lock").len(), 1);
+    assert_eq!(d.memory.snapshot().len(), 1);
 }
 
 #[tokio::test]
@@ -281,7 +283,7 @@ async fn s3_14_a_gated_call_without_a_decision_never_runs() {
         .err()
         .expect("refused");
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
-    assert!(d.memory.records.lock().expect("lock").is_empty());
+    assert!(d.memory.snapshot().is_empty());
 }
 
 #[tokio::test]

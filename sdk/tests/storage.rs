@@ -1,15 +1,13 @@
 //! The SDK's typed storage client against an in-memory `Storage` on a
 //! socketpair, handed over as the daemon hands a child plugin fd 3 (§3.14).
 
-mod support;
-
 use collegium_proto::storage::v1::condition::Test;
 use collegium_sdk::storage::from_fd;
+use collegium_sdk::testing::Memory;
 use collegium_sdk::{Collection, Storage, StorageError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use support::memory::Memory;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 struct Bookmark {
@@ -33,7 +31,11 @@ impl Collection for Strict {
 }
 
 async fn storage(memory: &Memory) -> Storage {
-    Storage::new(from_fd(memory.serve_on_pair()).await.expect("connected"))
+    Storage::new(
+        from_fd(memory.serve_on_pair().expect("pair"))
+            .await
+            .expect("connected"),
+    )
 }
 
 fn rust_book() -> Bookmark {
@@ -130,7 +132,7 @@ async fn s3_14_the_query_builder_sends_the_one_grammar() {
         .expect("queried");
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].data.title, "Rust book");
-    let sent = memory.queries.lock().expect("lock")[0].clone();
+    let sent = memory.queries()[0].clone();
     assert_eq!(sent.collection, "bookmarks");
     assert_eq!(sent.limit, Some(5));
     let tests: Vec<(String, Test)> = sent

@@ -1,8 +1,10 @@
-//! An in-memory `Storage` server for the SDK's own tests: it keeps records in
+//! An in-memory `Storage` server for a plugin's own tests: it keeps records in
 //! a map and records every request, so a test sees exactly what the client
 //! put on the wire. The daemon's real service is tested in the control
 //! crate; this one answers with the status codes the service contract names
-//! (a taken id ALREADY_EXISTS, a missing one NOT_FOUND).
+//! (a taken id ALREADY_EXISTS, a missing one NOT_FOUND). It does not
+//! validate records against their collection's schema nor type a query's
+//! fields: that is the daemon's, and the end-to-end tests' (§3.14).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -25,11 +27,11 @@ pub struct Memory {
 impl Memory {
     /// Serves on one end of a socketpair and returns the other end's raw
     /// descriptor, as the daemon hands a child plugin fd 3.
-    pub fn serve_on_pair(&self) -> i32 {
+    pub fn serve_on_pair(&self) -> std::io::Result<i32> {
         use std::os::fd::IntoRawFd;
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("pair");
-        ours.set_nonblocking(true).expect("nonblocking");
-        let ours = tokio::net::UnixStream::from_std(ours).expect("tokio stream");
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        ours.set_nonblocking(true)?;
+        let ours = tokio::net::UnixStream::from_std(ours)?;
         let server = StorageServer::new(self.clone());
         tokio::spawn(async move {
             let incoming = tokio_stream::once(Ok::<_, std::io::Error>(ours));
@@ -38,8 +40,35 @@ impl Memory {
                 .serve_with_incoming(incoming)
                 .await;
         });
-        theirs.into_raw_fd()
+        Ok(theirs.into_raw_fd())
     }
+
+    /// Every record held, as `(collection, id)` and its JSON.
+    pub fn snapshot(&self) -> Vec<((String, String), String)> {
+        lock(&self.records)
+            .map(|records| {
+                records
+                    .iter()
+                    .map(|(key, record)| (key.clone(), record.data_json.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every query asked, in order.
+    pub fn queries(&self) -> Vec<QueryRequest> {
+        lock(&self.queries).map(|q| q.clone()).unwrap_or_default()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Status> {
+    mutex
+        .lock()
+        .map_err(|_| Status::internal("a test panicked while holding the memory store"))
+}
+
+fn parse(json: &str) -> Result<Value, Status> {
+    serde_json::from_str(json).map_err(|e| Status::invalid_argument(format!("not JSON: {e}")))
 }
 
 fn scalar_text(value: &Value) -> String {
@@ -68,9 +97,7 @@ fn matches(data: &Value, test: &condition::Test, field: &str) -> bool {
 impl Storage for Memory {
     async fn get(&self, request: Request<GetRequest>) -> Result<Response<Record>, Status> {
         let r = request.into_inner();
-        self.records
-            .lock()
-            .expect("lock")
+        lock(&self.records)?
             .get(&(r.collection, r.id.clone()))
             .cloned()
             .map(Response::new)
@@ -80,13 +107,13 @@ impl Storage for Memory {
     async fn create(&self, request: Request<CreateRequest>) -> Result<Response<Record>, Status> {
         let r = request.into_inner();
         let id = if r.id.is_empty() {
-            let mut next = self.next.lock().expect("lock");
+            let mut next = lock(&self.next)?;
             *next += 1;
             format!("r{next}")
         } else {
             r.id
         };
-        let mut records = self.records.lock().expect("lock");
+        let mut records = lock(&self.records)?;
         let key = (r.collection.clone(), id.clone());
         if records.contains_key(&key) {
             return Err(Status::already_exists(format!("{id} is taken")));
@@ -104,13 +131,12 @@ impl Storage for Memory {
 
     async fn patch(&self, request: Request<PatchRequest>) -> Result<Response<Record>, Status> {
         let r = request.into_inner();
-        let mut records = self.records.lock().expect("lock");
+        let mut records = lock(&self.records)?;
         let record = records
             .get_mut(&(r.collection, r.id.clone()))
             .ok_or_else(|| Status::not_found(r.id.clone()))?;
-        let mut data: Value = serde_json::from_str(&record.data_json).expect("stored json");
-        let patch: Value = serde_json::from_str(&r.patch_json)
-            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let mut data = parse(&record.data_json)?;
+        let patch = parse(&r.patch_json)?;
         for (k, v) in patch.as_object().into_iter().flatten() {
             data[k] = v.clone();
         }
@@ -124,12 +150,7 @@ impl Storage for Memory {
         request: Request<DeleteRequest>,
     ) -> Result<Response<DeleteResponse>, Status> {
         let r = request.into_inner();
-        let deleted = self
-            .records
-            .lock()
-            .expect("lock")
-            .remove(&(r.collection, r.id))
-            .is_some();
+        let deleted = lock(&self.records)?.remove(&(r.collection, r.id)).is_some();
         Ok(Response::new(DeleteResponse { deleted }))
     }
 
@@ -138,13 +159,13 @@ impl Storage for Memory {
         request: Request<QueryRequest>,
     ) -> Result<Response<QueryResponse>, Status> {
         let r = request.into_inner();
-        self.queries.lock().expect("lock").push(r.clone());
-        let records = self.records.lock().expect("lock");
+        lock(&self.queries)?.push(r.clone());
+        let records = lock(&self.records)?;
         let mut found: Vec<Record> = records
             .values()
             .filter(|rec| rec.collection == r.collection)
             .filter(|rec| {
-                let data: Value = serde_json::from_str(&rec.data_json).expect("stored json");
+                let data = parse(&rec.data_json).unwrap_or(Value::Null);
                 r.conditions
                     .iter()
                     .all(|c| c.test.as_ref().is_some_and(|t| matches(&data, t, &c.field)))
