@@ -22,6 +22,7 @@ pub mod lanes;
 pub mod loops;
 pub mod memory;
 pub mod ownership;
+pub mod plugin_storage;
 pub mod queue;
 pub mod restart;
 pub mod services;

@@ -172,7 +172,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // This boot's grant-signing key: every worker gets its public half at
         // the handshake, and it dies with the process (ARCHITECTURE §4).
         let signer = GrantSigner::generate(&boot_id);
-        let toolsets = plugins::start(&loaded, &signer).await?;
+        let toolsets = plugins::start(&loaded, &signer, &store).await?;
         info!(
             toolsets = toolsets.registry.toolsets().count(),
             plugins = toolsets.running.len(),

@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(12, "0012_units"),
     migration!(13, "0013_clear"),
     migration!(14, "0014_usage"),
+    migration!(15, "0015_plugin_storage"),
 ];
 
 /// The schema version this build writes.

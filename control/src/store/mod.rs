@@ -10,6 +10,7 @@ mod kinds;
 mod members;
 mod memories;
 mod migrations;
+mod plugin_records;
 mod posts;
 mod process;
 mod queue;
@@ -34,6 +35,7 @@ pub use memories::{
     memory_reference,
 };
 pub use migrations::{LATEST_VERSION, MIGRATIONS, Migration};
+pub use plugin_records::{FilterTest, FilterValue, RecordFilter, StoredRecord};
 pub use posts::{ObservedChannel, ObservedPost, PostFile};
 pub use process::ProcessRun;
 pub use search::{PostQuery, ReachChannel};
@@ -150,6 +152,7 @@ impl Store {
             .map_err(open_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_error)?;
+        plugin_records::register_contains(&conn).map_err(open_error)?;
         let mut store = Self {
             conn,
             path: path.to_path_buf(),

@@ -30,12 +30,7 @@ pub async fn find(caller: &Caller<'_>, reference: &str) -> Result<Unit, String> 
         .map_err(|error| format!("The store could not be read ({error}); nothing changed."))?;
     let agent = caller.agent();
     match found {
-        Some(unit)
-            if unit.channel_id == caller.channel_id
-                && (unit.creator == agent || unit.assignee == agent) =>
-        {
-            Ok(unit)
-        }
+        Some(unit) if is_theirs(&unit, agent, caller.channel_id) => Ok(unit),
         Some(unit) if unit.creator == agent || unit.assignee == agent => Err(format!(
             "{} is a unit of another channel; it is read and moved only there. {}",
             unit_label(id),
@@ -47,6 +42,13 @@ pub async fn find(caller: &Caller<'_>, reference: &str) -> Result<Unit, String> 
             listing(caller).await
         )),
     }
+}
+
+/// Whether `agent` reads `unit` from `channel_id`: one it created or was
+/// assigned there; another pair's is simply absent (§3.15). A plugin's unit
+/// lookup answers by the same rule (§3.14).
+pub(crate) fn is_theirs(unit: &Unit, agent: &str, channel_id: &str) -> bool {
+    unit.channel_id == channel_id && (unit.creator == agent || unit.assignee == agent)
 }
 
 /// The references Open work lists: the agent's open units here.

@@ -12,7 +12,7 @@ pub mod boot;
 pub mod call;
 pub mod close;
 pub mod exhausted;
-mod find;
+pub(crate) mod find;
 pub mod notice;
 pub mod owes;
 mod publish;

@@ -97,7 +97,11 @@ pub struct Toolsets {
 
 /// Starts every granted plugin, connects to it with the boot's key, and
 /// checks its description and the grants that name its tools.
-pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolsets, PluginError> {
+pub async fn start(
+    loaded: &LoadedConfig,
+    signer: &GrantSigner,
+    store: &crate::store::StoreHandle,
+) -> Result<Toolsets, PluginError> {
     let deployment = &loaded.config.deployment;
     let mut running = Vec::new();
     let mut registry = loaded.registry.clone();
@@ -128,7 +132,7 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         let socket = super::framework::socket(loaded, &namespace);
         let audit = audit_dir.join(format!("{namespace}.audit.jsonl"));
         let executable = deployment.plugins_root.join(&namespace).join(EXECUTABLE);
-        let child = spawn(&executable, &socket, &audit, daemon.uid, run_as.as_ref())
+        let (child, storage) = spawn(&executable, &socket, &audit, daemon.uid, run_as.as_ref())
             .await
             .map_err(&start_error)?;
         let sandbox = match &run_as {
@@ -163,6 +167,16 @@ pub async fn start(loaded: &LoadedConfig, signer: &GrantSigner) -> Result<Toolse
         let (worker, declaration) =
             Worker::connect_declaring(&spec, signer, declarations::plugin).await?;
         settings_schema(&worker.described().settings_schema_json).map_err(&start_error)?;
+        // §3.14: its collections compile or boot is refused; then its
+        // storage connection is served, bound to its namespace.
+        let collections = crate::plugin_storage::collections::compile(
+            &namespace,
+            &worker.described().storage_collections,
+        )
+        .map_err(|e| start_error(e.to_string()))?;
+        storage
+            .serve(collections, store.clone())
+            .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
         registry
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
@@ -299,7 +313,7 @@ async fn spawn(
     audit: &Path,
     daemon_uid: u32,
     run_as: Option<&nix::unistd::User>,
-) -> Result<Child, String> {
+) -> Result<(Child, crate::plugin_storage::serve::DaemonEnd), String> {
     let mut command = Command::new(executable);
     command
         .arg("--socket")
@@ -320,13 +334,16 @@ async fn spawn(
         become_user(&mut command, user)?;
     }
     die_with_daemon(&mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
+    // §3.14: the child's storage connection, fd 3 (plugin_storage::serve).
+    let storage =
+        crate::plugin_storage::serve::hand_to_child(&mut command).map_err(|e| e.to_string())?;
+    let spawned = command.spawn();
+    let storage = storage.spawned();
+    let mut child = spawned.map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     match tokio::time::timeout(READY_WITHIN, lines.next_line()).await {
-        Ok(Ok(Some(line))) if line.trim() == "ready" => Ok(child),
+        Ok(Ok(Some(line))) if line.trim() == "ready" => Ok((child, storage)),
         Ok(Ok(Some(line))) => Err(format!("printed {line:?} where `ready` was expected")),
         Ok(Ok(None)) => {
             let status = child.wait().await.map_err(|e| e.to_string())?;
