@@ -70,6 +70,18 @@ impl<S> Context<S> {
         &self.storage
     }
 
+    /// The work unit `reference` (`U-3`) as this call's agent may read it
+    /// (§3.14): among the units it created or was assigned in this channel;
+    /// none where that is not one of them.
+    pub async fn unit(
+        &self,
+        reference: &str,
+    ) -> Result<Option<collegium_proto::storage::v1::UnitView>, crate::StorageError> {
+        self.storage
+            .unit(&self.call.turn_id, &self.call.call_id, reference)
+            .await
+    }
+
     /// Reports one progress line for the status post while the body runs.
     /// In a render there is no status line to write to, and it does
     /// nothing.

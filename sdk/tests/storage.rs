@@ -22,6 +22,7 @@ impl Collection for Bookmark {
 
 /// A type the stored rows do not parse as.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Strict {
     count: u32,
 }
@@ -193,4 +194,20 @@ async fn s3_14_a_patch_is_an_object_of_top_level_fields() {
         .await
         .expect_err("refused");
     assert!(refused.to_string().contains("JSON object"), "{refused}");
+}
+
+#[tokio::test]
+async fn s3_14_the_stores_stamps_in_a_records_json_are_the_stored_records_not_the_types() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    let created = storage.create(&Strict { count: 2 }).await.expect("created");
+    // The daemon returns `id`, `createdAt` and `updatedAt` inside the
+    // record's JSON too; a type that denies unknown fields still parses.
+    storage
+        .patch::<Strict>(
+            &created.id,
+            json!({"id": "x", "createdAt": 1, "updatedAt": 2}),
+        )
+        .await
+        .expect("a record with the stamps in its JSON parses");
 }

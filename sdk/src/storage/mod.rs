@@ -11,7 +11,8 @@ mod query;
 use std::marker::PhantomData;
 
 use collegium_proto::storage::v1::{
-    CreateRequest, DeleteRequest, GetRequest, PatchRequest, Record, storage_client::StorageClient,
+    CreateRequest, DeleteRequest, GetRequest, PatchRequest, Record, UnitRequest, UnitView,
+    storage_client::StorageClient,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -82,11 +83,13 @@ impl StorageError {
         match status.code() {
             tonic::Code::AlreadyExists => Self::Taken { collection, id },
             tonic::Code::NotFound => Self::NotFound { collection, id },
-            tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition => Self::Refused {
+            tonic::Code::InvalidArgument => Self::Refused {
                 collection,
                 message: status.message().to_string(),
             },
-            tonic::Code::DataLoss => Self::Unparsable {
+            // The daemon's word for a stored row that no longer parses
+            // against the collection's schema.
+            tonic::Code::FailedPrecondition | tonic::Code::DataLoss => Self::Unparsable {
                 collection,
                 id,
                 reason: status.message().to_string(),
@@ -202,6 +205,32 @@ impl Storage {
         Ok(answer.into_inner().deleted)
     }
 
+    /// The work unit `reference` (`U-3`), read only (§3.14, §3.15): found
+    /// only among the units the calling agent created or was assigned in
+    /// the turn's channel, and only while the call `turn_id`/`call_id` is in
+    /// flight; none where it is absent. Bodies call
+    /// [`Context::unit`](crate::Context::unit).
+    pub async fn unit(
+        &self,
+        turn_id: &str,
+        call_id: &str,
+        reference: &str,
+    ) -> Result<Option<UnitView>, StorageError> {
+        let answer = self
+            .client()?
+            .unit(UnitRequest {
+                turn_id: turn_id.into(),
+                call_id: call_id.into(),
+                reference: reference.into(),
+            })
+            .await;
+        match answer {
+            Ok(view) => Ok(Some(view.into_inner())),
+            Err(status) if status.code() == tonic::Code::NotFound => Ok(None),
+            Err(status) => Err(StorageError::from_status("units", reference, status)),
+        }
+    }
+
     /// A query over the collection of `T`: add conditions, then
     /// [`Query::fetch`].
     pub fn query<T: Collection>(&self) -> Query<T> {
@@ -216,12 +245,25 @@ fn encode<T: Collection>(collection: &str, record: &T) -> Result<String, Storage
     })
 }
 
+/// The fields the store stamps on every record (§3.14). The daemon returns
+/// them in the record's JSON as well as beside it; they are [`Stored`]'s, not
+/// the plugin's type's, so a type that denies unknown fields still parses.
+pub const STAMPS: [&str; 3] = ["id", "createdAt", "updatedAt"];
+
 fn decode<T: Collection>(record: Record) -> Result<Stored<T>, StorageError> {
-    let data = serde_json::from_str(&record.data_json).map_err(|e| StorageError::Unparsable {
+    let unparsable = |reason: String| StorageError::Unparsable {
         collection: record.collection.clone(),
         id: record.id.clone(),
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let mut value: serde_json::Value =
+        serde_json::from_str(&record.data_json).map_err(|e| unparsable(e.to_string()))?;
+    if let Some(object) = value.as_object_mut() {
+        for stamp in STAMPS {
+            object.remove(stamp);
+        }
+    }
+    let data = serde_json::from_value(value).map_err(|e| unparsable(e.to_string()))?;
     Ok(Stored {
         id: record.id,
         created_at_unix_ms: record.created_at_unix_ms,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use collegium_proto::storage::v1::{
     CreateRequest, DeleteRequest, DeleteResponse, GetRequest, PatchRequest, QueryRequest,
-    QueryResponse, Record, condition,
+    QueryResponse, Record, UnitRequest, UnitView, condition,
     storage_server::{Storage, StorageServer},
 };
 use serde_json::Value;
@@ -152,6 +152,14 @@ impl Storage for Memory {
         let r = request.into_inner();
         let deleted = lock(&self.records)?.remove(&(r.collection, r.id)).is_some();
         Ok(Response::new(DeleteResponse { deleted }))
+    }
+
+    async fn unit(&self, request: Request<UnitRequest>) -> Result<Response<UnitView>, Status> {
+        // Units are the daemon's (§3.15); this store holds none.
+        Err(Status::not_found(format!(
+            "the in-memory store holds no unit {}",
+            request.into_inner().reference
+        )))
     }
 
     async fn query(

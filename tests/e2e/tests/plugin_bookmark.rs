@@ -4,8 +4,9 @@
 //! and answers calls over the wire.
 
 use e2e::Harness;
+use e2e::clearing::{confirm, eventually};
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, tool_results, turn_requests};
+use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
 use serde_json::{Value, json};
 
 /// The tools a completion offered the model, by name.
@@ -150,6 +151,159 @@ async fn s3_14_a_plugin_written_against_the_proto_alone_boots_and_answers() {
         .await;
     let last = turn_requests(&h).pop().expect("completions");
     assert_eq!(tool_results(&last), vec!["HELLO", "[stamped] sealed"]);
+    daemon.terminate();
+    daemon.wait_for("stopped cleanly");
+}
+
+/// The bookmarks the store holds for the plugin, as JSON.
+fn bookmarks(h: &Harness) -> Vec<(String, Value)> {
+    store(h)
+        .query_plugin_records("bookmark", "bookmarks", &[], None)
+        .expect("query")
+        .into_iter()
+        .map(|r| (r.id, serde_json::from_str(&r.data).expect("json")))
+        .collect()
+}
+
+/// §3.14, §8.5: approve a save and the record and its disclosure are in the
+/// store and the trace; deny one and nothing is stored; `list` finds "RUST"
+/// in "Rust book"; the records survive `/collegium clear`; a `remove`
+/// prompt shows the stored title whatever the model wrote beside the call.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_14_bookmark_saves_lists_and_removes_through_the_daemons_storage() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    h.install_bookmark_plugin();
+    grant_mira_bookmark(&h);
+    h.provision().await.expect("provisioned");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+
+    // Approved: stored, disclosed, traced.
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[(
+                "bookmark__save",
+                json!({"url": "https://doc.rust-lang.org/book/", "title": "Rust book", "tag": "rust"}),
+            )]),
+            reply("Saved it."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira save the Rust book").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    assert!(
+        prompt.message.contains(
+            "Save this bookmark?\n\nurl:   https://doc.rust-lang.org/book/\ntitle: Rust book\nnote:  (none)\ntag:   rust"
+        ),
+        "the exact fields: {}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&square, "mira", "Saved it.", since).await;
+    let saved = bookmarks(&h);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let (id, record) = &saved[0];
+    assert_eq!(record["title"], "Rust book");
+    assert_eq!(record["saved_by"], "mira");
+    assert_eq!(record["channel"], "town-square");
+    let turn = ended_turn(&h, "mira", &square).await;
+    let call = store(&h)
+        .turn_events(&turn.id)
+        .expect("trace")
+        .into_iter()
+        .find(|e| e.kind.as_str() == "result" && e.tool.as_deref() == Some("bookmark::save"))
+        .and_then(|e| e.call_id)
+        .expect("the save's result in the trace");
+    let recorded = store(&h)
+        .worker_call(&format!("{}/{call}", turn.id))
+        .expect("query")
+        .expect("dispatched");
+    let disclosure = recorded.disclosure.expect("the save disclosed its record");
+    assert!(
+        disclosure.body.contains(&format!("id:    {id}"))
+            && disclosure.body.contains("title: Rust book"),
+        "{}",
+        disclosure.body
+    );
+
+    // Denied: nothing stored.
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[(
+            "bookmark__save",
+            json!({"url": "https://go.dev/tour/", "title": "Go tour"}),
+        )])],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira save the Go tour").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    h.click("ana", &prompt.id, "deny").await;
+    h.wait_post(&square, "mira", "How would you like me to proceed?", since)
+        .await;
+    assert_eq!(bookmarks(&h).len(), 1, "a denied save stores nothing");
+
+    // The query grammar: any case.
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("bookmark__list", json!({"contains": "RUST"}))]),
+            reply("Listed."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira which Rust bookmarks?").await;
+    h.wait_post(&square, "mira", "Listed.", since).await;
+    let results = tool_results(&turn_requests(&h).pop().expect("completions"));
+    assert_eq!(
+        results.last().map(String::as_str),
+        Some(
+            format!(
+                "Bookmarks holding \"RUST\":\n- {id} · Rust book · https://doc.rust-lang.org/book/ [rust]"
+            )
+            .as_str()
+        ),
+        "{results:?}"
+    );
+
+    // A clear keeps plugin records (§8.5).
+    let since = now_ms() - 1;
+    confirm(&h, "ana", &square, "/collegium clear").await;
+    h.wait_post(&square, "collegium", "@ana's command", since)
+        .await;
+    eventually("the channel is cleared", async || {
+        store(&h).cleared_before(&square).expect("read").is_some()
+    })
+    .await;
+    assert_eq!(bookmarks(&h).len(), 1, "records survive /collegium clear");
+
+    // The remove prompt reads the record as stored, whatever the model
+    // wrote beside the call.
+    let mut remove = calls(&[("bookmark__remove", json!({"id": id}))]);
+    remove.text = Some("Removing the Go tour bookmark.".into());
+    h.model
+        .sim
+        .script("demo-model", vec![remove, reply("Removed.")]);
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira remove it").await;
+    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    assert!(
+        prompt.message.contains(&format!(
+            "Remove this bookmark?\n\nid:    {id}\nurl:   https://doc.rust-lang.org/book/\ntitle: Rust book"
+        )),
+        "the stored record: {}",
+        prompt.message
+    );
+    assert!(
+        !prompt.message.contains("Go tour"),
+        "not the model's words: {}",
+        prompt.message
+    );
+    h.click("ana", &prompt.id, "approve").await;
+    h.wait_post(&square, "mira", "Removed.", since).await;
+    assert!(bookmarks(&h).is_empty());
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
 }
