@@ -217,10 +217,39 @@ fn config_check(file: &std::path::Path) -> ExitCode {
         Ok(loaded) => {
             print!("{}", config::summary::render(&loaded));
             print_browser_unit(&loaded);
-            ExitCode::SUCCESS
+            check_plugins(&loaded)
         }
         Err(error) => {
             print!("{}", error.report());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Starts each granted plugin to hold it, and the agents' settings, to
+/// what it declares (§3.14); exit 1 on any refusal.
+fn check_plugins(loaded: &config::LoadedConfig) -> ExitCode {
+    use collegium_control::workers::plugins;
+    if plugins::granted_plugins(loaded).is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            println!("cannot start the plugins to check them: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(plugins::check::check(loaded)) {
+        Ok(checked) => {
+            print!("{}", plugins::check::summary(&checked));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            println!("{error}");
             ExitCode::FAILURE
         }
     }

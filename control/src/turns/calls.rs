@@ -265,6 +265,9 @@ pub struct CallScope<'a> {
     /// The channel's handle; empty in a direct or group message.
     pub channel: &'a str,
     pub channel_id: &'a str,
+    /// The work unit the turn serves as assignee (§3.14); none for any
+    /// other turn.
+    pub unit: Option<&'a str>,
 }
 
 /// Runs a planned call that resolved. `views` serves `results::read`;
@@ -589,6 +592,15 @@ async fn run_worker(
                 reason,
             },
         ),
+        // A plugin's call that failed outside its result, its process
+        // dead or alive: a tool that threw (§3.14, §7.1).
+        Ok(CallOutcome::Threw(reason)) => executed(
+            fallback,
+            Outcome::Failed {
+                text: format!("The call failed: {reason}."),
+                reason,
+            },
+        ),
         Ok(CallOutcome::Finished(mut result)) => {
             let left = dispatch_deadline(scope).saturating_sub(started.elapsed());
             read_document(scope, &mut result, value, left, &call_id).await;
@@ -710,6 +722,7 @@ fn dispatch(
         settings_json: settings.to_string(),
         channel: scope.channel.to_string(),
         held_tools: scope.seat.held.iter().map(ToString::to_string).collect(),
+        unit: scope.unit.map(str::to_string),
         decision_id: decision,
         deadline: dispatch_deadline(scope),
     }
@@ -744,6 +757,11 @@ pub async fn render(
     let Some(worker) = scope.services.workers.get(&tool.namespace) else {
         return Rendering::Unavailable("the plugin is not running".into());
     };
+    // A plugin unavailable until the daemon restarts (§9) would refuse the
+    // call once approved: nobody is asked to approve what cannot run.
+    if let Some(reason) = worker.plugin().and_then(|p| p.unavailable()) {
+        return Rendering::Refused(format!("The call did not run: {reason}."));
+    }
     let dispatch = dispatch(scope, call, tool, value, None);
     match worker.render(&dispatch, RENDER_WITHIN).await {
         Ok(rendered) => match PayloadKind::try_from(rendered.kind) {

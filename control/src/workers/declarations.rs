@@ -92,5 +92,7 @@ pub fn framework_wire(namespace: &str, name: &str) -> Option<wire::ToolDeclarati
         parameters_schema_sha256: collegium_worker_kit::audit::digest(schema.as_bytes()),
         parameters_schema_json: schema,
         requires_settings: declared.requires_settings,
+        budget_exempt: false,
+        core: false,
     })
 }

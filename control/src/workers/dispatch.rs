@@ -66,6 +66,10 @@ pub struct Worker {
     reach: Option<ReachExpectation>,
     /// The address policy the browser worker was held to at boot (§3.4).
     web_scope: Option<collegium_proto::toolset::v1::WebScope>,
+    /// How a plugin the daemon restarts is held to its boot (§3.14, §9):
+    /// its description exactly, its tools unavailable once it differs, and
+    /// its process's deaths counted. None for a framework worker.
+    plugin: Option<super::plugins::restart::Held>,
 }
 
 /// One call to send.
@@ -85,6 +89,9 @@ pub struct Dispatch {
     /// Every tool the agent holds (`namespace::tool`), so a text the worker
     /// renders names another tool only where the agent holds it (§3.4).
     pub held_tools: Vec<String>,
+    /// The work unit the turn serves as assignee (`U-12`), fixed when the
+    /// turn began; none for any other turn (§3.14).
+    pub unit: Option<String>,
     /// The decision that let a gated call through.
     pub decision_id: Option<String>,
     pub deadline: Duration,
@@ -118,6 +125,11 @@ pub enum CallOutcome {
     Ambiguous(String),
     /// A retryable call that did not answer: a plain failure (§7.1).
     Lost(String),
+    /// A plugin's call that ended in an error it did not return as a
+    /// result, or whose process died under it: a tool that threw (§3.14,
+    /// §7.1), whatever the tool declares. A dead process is restarted for
+    /// the next call.
+    Threw(String),
 }
 
 impl Worker {
@@ -170,6 +182,7 @@ impl Worker {
             sandbox: spec.sandbox.clone(),
             reach: None,
             web_scope: None,
+            plugin: None,
         };
         Ok((worker, declaration))
     }
@@ -196,11 +209,27 @@ impl Worker {
         self
     }
 
+    /// Holds a plugin the daemon restarts to `held` (§3.14, §9).
+    pub fn hold_as_plugin(mut self, held: super::plugins::restart::Held) -> Self {
+        self.plugin = Some(held);
+        self
+    }
+
+    /// How a plugin is held to its boot; none for a framework worker.
+    pub fn plugin(&self) -> Option<&super::plugins::restart::Held> {
+        self.plugin.as_ref()
+    }
+
     /// Hands the boot's key to a worker that restarted under this daemon and
     /// holds it to what it was held to at boot: a restarted worker that no
     /// longer matches serves nothing.
     async fn handshake_again(&self, signer: &GrantSigner) -> Result<(), WorkerError> {
         let described = handshake(&mut self.client.clone(), &self.namespace, signer).await?;
+        if let Some(held) = &self.plugin {
+            // A plugin describes itself exactly as at boot, or its tools
+            // are unavailable until the daemon restarts (§9).
+            return held.described_again(&self.namespace, &self.described, &described);
+        }
         let mut gaps = compare(&self.declaration, &self.sandbox, &described);
         if let Some(expected) = &self.reach {
             gaps.extend(reach::gaps(expected, &described));
@@ -243,6 +272,10 @@ impl Worker {
                 self.namespace, dispatch.tool
             )));
         };
+        if let Some(reason) = self.plugin.as_ref().and_then(|p| p.unavailable()) {
+            return Ok(CallOutcome::NotSent(reason));
+        }
+        let deaths = self.plugin.as_ref().map(|p| p.deaths());
         // No gated tool is ever dispatched without a recorded approving
         // decision for it (§3.7, §6.2): checked here, at the last step
         // before the worker, whatever the caller believes.
@@ -290,7 +323,14 @@ impl Worker {
                 // after the key is handed over again.
                 Exchange::NotHandshaken(reason) => match self.handshake_again(signer).await {
                     Ok(()) => self.exchange(request, &mut progress).await,
-                    Err(error) => Exchange::RefusedBeforeActing(format!("{reason}; {error}")),
+                    // A plugin that came back otherwise than it booted
+                    // says so in the framework's words (§9).
+                    Err(error) => Exchange::RefusedBeforeActing(
+                        self.plugin
+                            .as_ref()
+                            .and_then(|p| p.unavailable())
+                            .unwrap_or_else(|| format!("{reason}; {error}")),
+                    ),
                 },
                 exchanged => exchanged,
             }
@@ -301,7 +341,10 @@ impl Worker {
             Ok(Exchange::RefusedBeforeActing(reason) | Exchange::NotHandshaken(reason)) => {
                 CallOutcome::NotSent(reason)
             }
-            Ok(Exchange::Lost(reason)) => lost(declared, reason),
+            Ok(Exchange::Lost(reason)) => match deaths {
+                Some(deaths) => super::plugins::restart::threw(deaths, reason).await,
+                None => lost(declared, reason),
+            },
             Err(_) => {
                 // Best effort, and bounded: a wedged worker must not hold the
                 // call past its deadline a second time.
@@ -360,6 +403,9 @@ impl Worker {
         dispatch: &Dispatch,
         within: Duration,
     ) -> Result<RenderResponse, RenderError> {
+        if let Some(reason) = self.plugin.as_ref().and_then(|p| p.unavailable()) {
+            return Err(RenderError::Failed(reason));
+        }
         let request = RenderRequest {
             call: Some(wire_call(dispatch, now_ms().saturating_add(millis(within)))),
         };
@@ -427,6 +473,7 @@ fn wire_call(dispatch: &Dispatch, deadline_ms: u64) -> Call {
         deadline_unix_ms: deadline_ms,
         channel: dispatch.channel.clone(),
         held_tools: dispatch.held_tools.clone(),
+        unit: dispatch.unit.clone().unwrap_or_default(),
     }
 }
 
@@ -540,6 +587,7 @@ fn ending(outcome: &CallOutcome) -> (CallEnd, Option<AuditAnchor>) {
         CallOutcome::NotSent(_) => (CallEnd::NotSent, None),
         CallOutcome::Ambiguous(_) => (CallEnd::Ambiguous, None),
         CallOutcome::Lost(_) => (CallEnd::Lost, None),
+        CallOutcome::Threw(_) => (CallEnd::Failure, None),
     }
 }
 

@@ -194,6 +194,7 @@ impl BrowserWorker {
             settings_json: "{}".into(),
             channel: "research".into(),
             held_tools,
+            unit: None,
             decision_id: None,
             deadline: Duration::from_secs(30),
         };

@@ -363,7 +363,8 @@ async fn s3_14_a_plugin_whose_settings_schema_is_malformed_refuses_boot() {
     let (code, stderr) = h.daemon_refusal();
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("plugin `fixture`: its settings schema is not JSON"),
+        stderr.contains("plugin `fixture` is refused (§3.14):")
+            && stderr.contains("its settings schema is not JSON"),
         "{stderr}"
     );
 }

@@ -79,6 +79,7 @@ fn dispatch(call_id: &str, tool: &str, arguments: Value) -> Dispatch {
         settings_json: "{}".into(),
         channel: "research".into(),
         held_tools: Vec::new(),
+        unit: None,
         decision_id: None,
         deadline: Duration::from_secs(10),
     }

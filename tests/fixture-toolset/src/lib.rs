@@ -4,6 +4,7 @@
 //! like any toolset. Every call it is asked to make is recorded, one JSON
 //! line each, before it acts.
 
+pub mod describe;
 pub mod tools;
 
 use std::collections::HashMap;
@@ -45,11 +46,11 @@ impl Fixture {
         }
     }
 
-    /// Appends what was asked to the record file, with the settings the
-    /// call carried.
+    /// Appends what was asked to the record file, with the settings, the
+    /// channel, the unit and the held tools the call carried (§3.14).
     fn record(
         &self,
-        call_id: &str,
+        call: &collegium_proto::toolset::v1::Call,
         tool: &str,
         arguments: &Value,
         settings: &Value,
@@ -57,8 +58,10 @@ impl Fixture {
         let Some(path) = &self.record else {
             return Ok(());
         };
-        let line =
-            json!({"call_id": call_id, "tool": tool, "arguments": arguments, "settings": settings});
+        let line = json!({
+            "call_id": call.call_id, "tool": tool, "arguments": arguments, "settings": settings,
+            "channel": call.channel, "unit": call.unit, "held_tools": call.held_tools,
+        });
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -128,7 +131,7 @@ impl Toolset for Fixture {
         let request = request.into_inner();
         self.admission.handshake(&request)?;
         let sandbox = sandbox::observe(None).map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(DescribeResponse {
+        let mut described = DescribeResponse {
             protocol_version: PROTOCOL_VERSION,
             build_version: env!("CARGO_PKG_VERSION").into(),
             namespace: NAMESPACE.into(),
@@ -138,7 +141,16 @@ impl Toolset for Fixture {
             settings_schema_json: std::env::var("FIXTURE_SETTINGS_SCHEMA")
                 .unwrap_or_else(|_| tools::settings_schema().to_string()),
             ..DescribeResponse::default()
-        }))
+        };
+        // Tests of the plugin host's refusals ask for one malformed
+        // description by name (`FIXTURE_DESCRIBE`).
+        if let Some(variant) = describe::Variant::from_env() {
+            if variant == describe::Variant::Silent {
+                std::future::pending::<()>().await;
+            }
+            variant.apply(&mut described);
+        }
+        Ok(Response::new(described))
     }
 
     async fn render(
@@ -195,7 +207,7 @@ impl Toolset for Fixture {
             .ok_or_else(|| Status::not_found(format!("no tool fixture::{}", call.tool)))?;
         let arguments: Value = serde_json::from_slice(&call.arguments_json).unwrap_or(Value::Null);
         let settings: Value = serde_json::from_str(&call.settings_json).unwrap_or(Value::Null);
-        self.record(&call.call_id, tool.name, &arguments, &settings)?;
+        self.record(&call, tool.name, &arguments, &settings)?;
         let (cancel, cancelled) = oneshot::channel();
         self.running
             .lock()

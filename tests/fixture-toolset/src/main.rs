@@ -39,6 +39,12 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
+    // Before anything opens a descriptor of its own: what the process was
+    // started with, for the tests of a plugin's environment (§3.14).
+    if let Some(path) = std::env::var_os("FIXTURE_RECORD_PROCESS") {
+        std::fs::write(&path, fixture_toolset::describe::process().to_string())
+            .context("cannot record the process")?;
+    }
     // Before the runtime starts its threads: the flag is per thread, and only
     // threads created after it is set inherit it. Tests of the handshake
     // check ask for a worker that leaves it unset.

@@ -215,6 +215,7 @@ pub fn declarations() -> Vec<ToolDeclaration> {
                     .iter()
                     .map(ToString::to_string)
                     .collect(),
+                ..ToolDeclaration::default()
             }
         })
         .collect()

@@ -217,6 +217,7 @@ tls = "none"
             deadline_unix_ms: now_ms() + 120_000,
             channel: "inbox".into(),
             held_tools: Vec::new(),
+            unit: String::new(),
         }
     }
 

@@ -216,6 +216,7 @@ impl Turn<'_> {
             seat: self.seat,
             turn_id: &self.id,
             channel: &self.channel_handle,
+            unit: self.served_unit.as_deref(),
             channel_id: &self.start.channel_id,
         };
         let running = futures_util::future::join_all(run.into_iter().map(|planned| {

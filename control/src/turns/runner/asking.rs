@@ -92,6 +92,7 @@ impl Turn<'_> {
                 seat: self.seat,
                 turn_id: &self.id,
                 channel: &self.channel_handle,
+                unit: self.served_unit.as_deref(),
                 channel_id: &self.start.channel_id,
             };
             Some(calls::render(&scope, &planned.call, tool, value).await)

@@ -165,6 +165,9 @@ struct Turn<'a> {
     id: String,
     started_at: Millis,
     channel_handle: String,
+    /// The work unit the turn serves as assignee, fixed as it began
+    /// (§3.14); each plugin call carries it.
+    served_unit: Option<String>,
     /// Every post the turn answers, oldest first.
     answers: Vec<ObservedPost>,
     window: Vec<Message>,
@@ -232,6 +235,7 @@ impl<'a> Turn<'a> {
             id,
             started_at: chrono::Utc::now().timestamp_millis(),
             channel_handle: String::new(),
+            served_unit: None,
             answers: start.answers.iter().map(|(p, _)| p.clone()).collect(),
             window: Vec::new(),
             window_reach: None,
@@ -333,7 +337,8 @@ impl<'a> Turn<'a> {
             .map(|(p, how)| (p.id.clone(), *how))
             .collect();
         let channel_id = self.start.channel_id.clone();
-        self.channel_handle = self
+        let agent = self.start.agent.clone();
+        (self.channel_handle, self.served_unit) = self
             .services
             .store
             .call(move |s| {
@@ -341,7 +346,13 @@ impl<'a> Turn<'a> {
                 for (post, how) in &answers {
                     s.record_answer(&record.id, post, how)?;
                 }
-                Ok(s.channel(&channel_id)?.map(|c| c.name).unwrap_or_default())
+                let started: Vec<String> = answers.iter().map(|(p, _)| p.clone()).collect();
+                let unit =
+                    crate::workers::plugins::served_unit::of(s, &agent, &channel_id, &started)?;
+                Ok((
+                    s.channel(&channel_id)?.map(|c| c.name).unwrap_or_default(),
+                    unit,
+                ))
             })
             .await
             .map_err(|e| Exit::Store(e.to_string()))?;

@@ -130,6 +130,7 @@ impl Caller {
             settings_json: settings.into(),
             channel: "research".into(),
             held_tools: Vec::new(),
+            unit: None,
             decision_id: Some(call_id),
             deadline,
         };

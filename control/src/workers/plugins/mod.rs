@@ -5,6 +5,11 @@
 //! Its tools are declared by its handshake, checked at boot: a grant of a
 //! tool it does not serve, a tool that does not state its gate, or a weaker
 //! sandbox than expected refuses boot, naming the plugin and the field.
+//!
+//! - `refusals`: the layout and description checks (§3.14).
+//! - `root`: who may write the plugins' code (§6.1).
+//! - `env`: the minimal environment a child plugin starts with.
+//! - `restart`: a crashed plugin restarted, held to its boot description.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -15,10 +20,18 @@ use collegium_worker_kit::grant::GrantSigner;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod check;
+pub mod env;
+pub mod refusals;
+pub mod restart;
+pub mod root;
+pub mod served_unit;
+
 use super::declarations;
 use super::dispatch::{Worker, WorkerError, WorkerSpec};
 use super::handshake::SandboxExpectation;
 use crate::config::LoadedConfig;
+use crate::plugin_storage::serve::DaemonEnd;
 use crate::tools::{Host, Registry, ToolsetDeclaration, ToolsetKind};
 
 /// The executable a plugin directory holds.
@@ -27,10 +40,31 @@ pub const EXECUTABLE: &str = "serve";
 /// How long a plugin may take to print `ready`.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
+/// How long a plugin may take to answer `Describe` once ready (§3.14).
+pub const DESCRIBE_WITHIN: Duration = Duration::from_secs(5);
+
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
     #[error("plugin `{namespace}`: {reason}")]
     Start { namespace: String, reason: String },
+    #[error(
+        "plugin `{namespace}` is refused (§3.14):\n  - {}",
+        refusals.join("\n  - ")
+    )]
+    Refused {
+        namespace: String,
+        refusals: Vec<String>,
+    },
+    #[error(
+        "the plugins' code is writable by someone other than root (§6.1):\n  - {}",
+        .0.join("\n  - ")
+    )]
+    Writable(Vec<String>),
+    #[error(
+        "a plugin directory takes a framework namespace (§3.14):\n  - {}",
+        .0.join("\n  - ")
+    )]
+    Reserved(Vec<String>),
     #[error(transparent)]
     Worker(#[from] WorkerError),
     #[error("{0}")]
@@ -45,29 +79,54 @@ pub enum PluginError {
     },
 }
 
-/// A plugin process the daemon started, connected and checked. Dropping it
-/// kills the process.
+/// A plugin process the daemon started, connected and checked, watched
+/// and restarted when it ends (§3.14). Stopping it stops the process; a
+/// daemon that ends without stopping it takes it along (`die_with_daemon`).
 pub struct RunningToolset {
     pub worker: std::sync::Arc<Worker>,
     pub declaration: ToolsetDeclaration,
-    child: Child,
+    supervisor: restart::Supervisor,
 }
 
 impl RunningToolset {
     /// Asks the process to stop and waits a moment for it; kills it after.
-    pub async fn stop(mut self) {
-        if let Some(pid) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    pub async fn stop(self) {
+        self.supervisor.stop().await;
+    }
+}
+
+/// How a plugin's process is started, kept to start it again the same way.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub executable: std::path::PathBuf,
+    pub socket: std::path::PathBuf,
+    pub audit: std::path::PathBuf,
+    pub daemon_uid: u32,
+    pub run_as: Option<nix::unistd::User>,
+    /// What its storage connection serves, known once it has described
+    /// itself at boot; every restart's fresh connection serves the same.
+    pub storage: Option<StorageBinding>,
+}
+
+/// A plugin's collections and the store its `Storage` connection writes.
+#[derive(Clone)]
+pub struct StorageBinding {
+    pub collections: crate::plugin_storage::collections::Collections,
+    pub store: crate::store::StoreHandle,
+}
+
+impl std::fmt::Debug for StorageBinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageBinding")
+            .field("collections", &self.collections)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StorageBinding {
+    /// Serves `Storage` on a child's connection, bound to the namespace.
+    pub fn serve(&self, end: DaemonEnd) -> std::io::Result<()> {
+        end.serve(self.collections.clone(), self.store.clone())
     }
 }
 
@@ -105,11 +164,29 @@ pub async fn start(
     let deployment = &loaded.config.deployment;
     let mut running = Vec::new();
     let mut registry = loaded.registry.clone();
-    for namespace in granted_plugins(loaded) {
+    let plugins: Vec<String> = granted_plugins(loaded).into_iter().collect();
+    check_root(loaded, &plugins)?;
+    let reserved = refusals::reserved_dirs(&deployment.plugins_root);
+    if !reserved.is_empty() {
+        return Err(PluginError::Reserved(reserved));
+    }
+    for namespace in plugins {
         let start_error = |reason: String| PluginError::Start {
             namespace: namespace.clone(),
             reason,
         };
+        let refused = |refusals: Vec<String>| PluginError::Refused {
+            namespace: namespace.clone(),
+            refusals,
+        };
+        // The layout before anything runs (§3.14): the directory, its
+        // executable, and every skill it ships, assigned or not.
+        let executable = refusals::layout(&deployment.plugins_root, &namespace)
+            .map_err(|refusal| refused(vec![refusal]))?;
+        let skill_refusals = refusals::skills(&deployment.plugins_root, &namespace);
+        if !skill_refusals.is_empty() {
+            return Err(refused(skill_refusals));
+        }
         let daemon =
             SandboxExpectation::of_this_process().map_err(|e| start_error(e.to_string()))?;
         let user = loaded
@@ -131,10 +208,15 @@ pub async fn start(
         // Where `host::reach` has the shell worker try it as each agent.
         let socket = super::framework::socket(loaded, &namespace);
         let audit = audit_dir.join(format!("{namespace}.audit.jsonl"));
-        let executable = deployment.plugins_root.join(&namespace).join(EXECUTABLE);
-        let (child, storage) = spawn(&executable, &socket, &audit, daemon.uid, run_as.as_ref())
-            .await
-            .map_err(&start_error)?;
+        let launch = Launch {
+            executable,
+            socket: socket.clone(),
+            audit,
+            daemon_uid: daemon.uid,
+            run_as: run_as.clone(),
+            storage: None,
+        };
+        let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
         let sandbox = match &run_as {
             // A process started as another user from root keeps no
             // capability (the uid switch clears them), and must say so.
@@ -164,19 +246,47 @@ pub async fn start(
             },
             sandbox,
         };
-        let (worker, declaration) =
-            Worker::connect_declaring(&spec, signer, declarations::plugin).await?;
-        settings_schema(&worker.described().settings_schema_json).map_err(&start_error)?;
+        // The description's own refusals are found as it is read, and said
+        // before the handshake's: they name what the plugin must change.
+        let mut described_refusals = Vec::new();
+        let connected = tokio::time::timeout(
+            DESCRIBE_WITHIN,
+            Worker::connect_declaring(&spec, signer, |ns, described| {
+                described_refusals = refusals::described(described);
+                declarations::plugin(ns, described)
+            }),
+        )
+        .await
+        .map_err(|_| {
+            refused(vec![format!(
+                "it printed `ready` and gave no `Describe` answer within {} s; answer `Describe` on {} as soon as it prints `ready`",
+                DESCRIBE_WITHIN.as_secs(),
+                spec.socket.display()
+            )])
+        })?;
+        if !described_refusals.is_empty() {
+            return Err(refused(described_refusals));
+        }
+        let (worker, declaration) = connected?;
         // §3.14: its collections compile or boot is refused; then its
-        // storage connection is served, bound to its namespace.
+        // storage connection is served, bound to its namespace, and a
+        // restarted child's fresh one is served for the same collections.
         let collections = crate::plugin_storage::collections::compile(
             &namespace,
             &worker.described().storage_collections,
         )
         .map_err(|e| start_error(e.to_string()))?;
-        storage
-            .serve(collections, store.clone())
+        let binding = StorageBinding {
+            collections,
+            store: store.clone(),
+        };
+        binding
+            .serve(storage)
             .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
+        let launch = Launch {
+            storage: Some(binding),
+            ..launch
+        };
         registry
             .add(declaration.clone())
             .map_err(|e| start_error(e.to_string()))?;
@@ -188,10 +298,13 @@ pub async fn start(
             tools = declaration.tools.len(),
             "plugin ready"
         );
+        let held = restart::Held::new();
+        let worker = std::sync::Arc::new(worker.hold_as_plugin(held.clone()));
+        let supervisor = restart::Supervisor::start(namespace.clone(), child, launch, held);
         running.push(RunningToolset {
-            worker: std::sync::Arc::new(worker),
+            worker,
             declaration,
-            child,
+            supervisor,
         });
     }
     Ok(Toolsets { running, registry })
@@ -200,22 +313,48 @@ pub async fn start(
 /// A plugin tool no agent holds is legitimate, and exactly what a forgotten
 /// grant leaves: it is warned of, never refused (§3.14).
 fn warn_of_ungranted(loaded: &LoadedConfig, declaration: &ToolsetDeclaration) {
+    for tool in ungranted(loaded, declaration) {
+        tracing::warn!(
+            plugin = %declaration.namespace,
+            tool = %tool,
+            "no agent is granted this plugin tool"
+        );
+    }
+}
+
+/// The tools of `declaration` no agent is granted, by their tool segment.
+pub fn ungranted(loaded: &LoadedConfig, declaration: &ToolsetDeclaration) -> Vec<String> {
     let namespace = &declaration.namespace;
-    for tool in &declaration.tools {
-        let held = loaded.agents.iter().any(|agent| {
-            agent.whole_namespaces.contains(namespace)
-                || agent
-                    .tools
-                    .iter()
-                    .any(|t| t.namespace == *namespace && t.tool == tool.name)
-        });
-        if !held {
-            tracing::warn!(
-                plugin = %namespace,
-                tool = %tool.name,
-                "no agent is granted this plugin tool"
-            );
-        }
+    declaration
+        .tools
+        .iter()
+        .filter(|tool| {
+            !loaded.agents.iter().any(|agent| {
+                agent.whole_namespaces.contains(namespace)
+                    || agent
+                        .tools
+                        .iter()
+                        .any(|t| t.namespace == *namespace && t.tool == tool.name)
+            })
+        })
+        .map(|tool| tool.name.clone())
+        .collect()
+}
+
+/// Nobody but root may write the plugins' code: not the daemon's user, and
+/// not an agent's (§6.1).
+fn check_root(loaded: &LoadedConfig, plugins: &[String]) -> Result<(), PluginError> {
+    if plugins.is_empty() {
+        return Ok(());
+    }
+    let agents: Vec<String> = loaded.agents.iter().map(|a| a.username.clone()).collect();
+    let mut writers = vec![root::daemon()];
+    writers.extend(root::agents(&agents));
+    let refusals = root::writable(&loaded.config.deployment.plugins_root, plugins, &writers);
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(PluginError::Writable(refusals))
     }
 }
 
@@ -268,19 +407,6 @@ fn check_grants(
     }
 }
 
-/// A settings schema a plugin declares is one: nothing malformed is left
-/// out silently (§3.14). An empty one declares no settings.
-fn settings_schema(text: &str) -> Result<(), String> {
-    if text.trim().is_empty() {
-        return Ok(());
-    }
-    let schema: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("its settings schema is not JSON: {e}"))?;
-    jsonschema::validator_for(&schema)
-        .map(drop)
-        .map_err(|e| format!("its settings schema is not a JSON Schema: {e}"))
-}
-
 /// Every granted agent's effective settings fit the schema the plugin
 /// declared, and every tool of it granted by ref has the settings it works
 /// under (§3.4): the checks `config check` makes of a framework toolset.
@@ -307,13 +433,15 @@ fn check_settings(
 /// follows the thread that forked, and this runs in the future the daemon's
 /// main thread blocks on, never on a blocking-pool thread that ends when
 /// idle.
-async fn spawn(
-    executable: &Path,
-    socket: &Path,
-    audit: &Path,
-    daemon_uid: u32,
-    run_as: Option<&nix::unistd::User>,
-) -> Result<(Child, crate::plugin_storage::serve::DaemonEnd), String> {
+async fn spawn(launch: &Launch) -> Result<(Child, DaemonEnd), String> {
+    let Launch {
+        executable,
+        socket,
+        audit,
+        daemon_uid,
+        run_as,
+        storage: _,
+    } = launch;
     let mut command = Command::new(executable);
     command
         .arg("--socket")
@@ -324,12 +452,11 @@ async fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        // The daemon's own readiness and watchdog are not a plugin's to
-        // speak for: its notify socket is not inherited (issue 21).
-        .env_remove("NOTIFY_SOCKET")
-        .env_remove("WATCHDOG_USEC")
-        .env_remove("WATCHDOG_PID")
         .kill_on_drop(true);
+    // Nothing of the daemon's environment: no token, key or secret, and
+    // not its notify socket, whose readiness is not a plugin's to speak for
+    // (issue 21).
+    env::apply(&mut command, run_as.as_ref());
     if let Some(user) = run_as {
         become_user(&mut command, user)?;
     }
