@@ -48,6 +48,13 @@ impl<S> Context<S> {
         Some(self.call.channel.as_str()).filter(|c| !c.is_empty())
     }
 
+    /// The work unit the turn serves as assignee (`U-12`): the one whose
+    /// assignment post started the turn, fixed for the turn; none for any
+    /// other turn (§3.14). A record a body writes can name it.
+    pub fn assigned_unit(&self) -> Option<&str> {
+        Some(self.call.unit.as_str()).filter(|u| !u.is_empty())
+    }
+
     /// Whether the agent holds `tool` (`namespace::tool`): a text rendered
     /// for this call offers another tool as the way on only where the agent
     /// can call it (§3.4).

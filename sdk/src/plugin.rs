@@ -167,6 +167,9 @@ impl<S: Settings> Plugin<S> {
             settings_schema_json: crate::schema::of::<S>().to_string(),
             storage_collections: self.collections.clone(),
             skills: self.skills.clone(),
+            // §3.14: the range boot checks the daemon's version against.
+            min_protocol_version: *crate::protocol::SUPPORTED.start(),
+            max_protocol_version: *crate::protocol::SUPPORTED.end(),
             ..DescribeResponse::default()
         })
     }
@@ -314,6 +317,9 @@ fn declaration<S>(tool: &Tool<S>) -> ToolDeclaration {
         concurrent: tool.flags.concurrent,
         supersedable: tool.flags.supersedable,
         requires_settings: tool.flags.requires_settings.clone(),
+        // Claims a plugin cannot make (§3.4, §3.14): the SDK never makes them.
+        budget_exempt: false,
+        core: false,
     }
 }
 

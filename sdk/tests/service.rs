@@ -61,10 +61,11 @@ async fn echo(cx: Context<Settings>, args: Text) -> Result<Reply, ToolError> {
         "unresolved" => Err(ToolError::unresolved("it may have gone out")),
         "panic" => panic!("the body gave up"),
         _ => Ok(Reply::text(format!(
-            "{}{} in {:?}, holding {:?}",
+            "{}{} in {:?} for {:?}, holding {:?}",
             cx.settings().prefix,
             args.text,
             cx.channel(),
+            cx.assigned_unit(),
             cx.held_tools()
         ))),
     }
@@ -137,6 +138,7 @@ fn call(tool: &str, arguments: Value, n: u32) -> Call {
         settings_json: r#"{"prefix":"> "}"#.into(),
         channel: "research".into(),
         held_tools: vec!["notes::echo".into()],
+        unit: "U-7".into(),
         ..Call::default()
     }
 }
@@ -176,6 +178,14 @@ async fn s3_14_the_description_states_each_gate_and_the_generated_schemas() {
     assert_eq!(described.namespace, "notes");
     assert_eq!(described.build_version, "9.9");
     assert_eq!(described.protocol_version, PROTOCOL_VERSION);
+    assert_eq!(
+        (
+            described.min_protocol_version,
+            described.max_protocol_version
+        ),
+        (1, 1),
+        "the range boot checks (§3.14)"
+    );
     assert!(described.sandbox.expect("sandbox").effective_uid == nix_uid());
     let gates: Vec<(String, i32)> = described
         .tools
@@ -295,7 +305,7 @@ async fn s3_14_a_body_sees_its_call_settings_channel_and_held_tools() {
     };
     assert_eq!(
         success.text,
-        r#"> hi in Some("research"), holding ["notes::echo"]"#
+        r#"> hi in Some("research") for Some("U-7"), holding ["notes::echo"]"#
     );
     assert_eq!(result.summary, "notes::echo");
 }

@@ -102,6 +102,8 @@ fn tool(name: &str, description: &str, gate: Gate) -> ToolDeclaration {
         concurrent: false,
         supersedable: false,
         requires_settings: Vec::new(),
+        budget_exempt: false,
+        core: false,
     }
 }
 
@@ -154,6 +156,8 @@ impl Toolset for Echo {
                 ),
             ],
             settings_schema_json: r#"{"type":"object","additionalProperties":false}"#.into(),
+            min_protocol_version: collegium_proto::PROTOCOL_VERSION,
+            max_protocol_version: collegium_proto::PROTOCOL_VERSION,
             ..DescribeResponse::default()
         }))
     }
