@@ -8,9 +8,11 @@ CREATE TABLE plugin_records (
     namespace  TEXT NOT NULL,
     collection TEXT NOT NULL,
     id         TEXT NOT NULL,
-    -- The declared shape only, as a JSON object; `id`, `createdAt` and
+    -- The declared shape only, a JSON object held as SQLite's binary JSON
+    -- (JSONB), so a query's json_extract reads a field without parsing the
+    -- text of every row (docs/benchmarks.md); `id`, `createdAt` and
     -- `updatedAt` are the columns here, stamped into what is returned.
-    data       TEXT NOT NULL CHECK (json_valid(data) AND json_type(data) = 'object'),
+    data       BLOB NOT NULL CHECK (json_type(data) = 'object'),
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (namespace, collection, id)

@@ -84,18 +84,23 @@ fn is_host_char(rest: &str) -> bool {
 
 /// How many bytes of `data` make a domain; 0 where it is not one.
 fn check_domain(data: &str, allow_short: bool) -> usize {
-    let bytes = data.as_bytes();
     let mut found_period = false;
-    let mut i = 1;
-    while i + 1 < bytes.len() {
-        match bytes[i] {
-            b'_' => return 0,
-            b'.' => found_period = true,
-            b'-' => {}
+    // The server walks bytes past the first; here characters, so that a
+    // non-ASCII host is never cut inside a character (the cut panicked on
+    // such a post: fuzz/regressions/mention).
+    let mut i = data.chars().next().map_or(1, char::len_utf8);
+    while i + 1 < data.len() {
+        let Some(c) = data[i..].chars().next() else {
+            break;
+        };
+        match c {
+            '_' => return 0,
+            '.' => found_period = true,
+            '-' => {}
             _ if !is_host_char(&data[i..]) => break,
             _ => {}
         }
-        i += 1;
+        i += c.len_utf8();
     }
     if allow_short || found_period { i } else { 0 }
 }
@@ -227,6 +232,17 @@ mod tests {
 
     fn texts(text: &str) -> Vec<&str> {
         holes(text).into_iter().map(|r| &text[r]).collect()
+    }
+
+    /// Found by fuzzing (fuzz/regressions/mention): a host holding a
+    /// multi-byte character was cut inside it.
+    #[test]
+    fn s4_5_a_non_ascii_host_is_never_cut_inside_a_character() {
+        assert_eq!(
+            texts("see <https://x\u{fffd}test/@mira> ok"),
+            ["https://x\u{fffd}test/@mira"]
+        );
+        let _ = holes("https://é.test www.ü.x @mira https://\u{fffd}");
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub use http_client::{
 pub use own_addresses::{OwnAddressesError, own_addresses};
 pub use refusal::{Refusal, ResolutionProblem, UrlProblem};
 pub use resolver::{Lookup, Resolver, ResolverSetupError};
+/// The bare classifier, for the fuzz harness's property "nothing forbidden is
+/// ever judged global" (fuzz/harness); callers judge through [`Scope`].
+#[doc(hidden)]
+pub use rules::classify;
 pub use rules::{AddressRule, Embedding, Forbidden};
 pub use scope::{Scope, Target, TargetHost};
 pub use settings::{ClosedHost, ScopeSettings, SettingsError};

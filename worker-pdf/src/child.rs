@@ -97,7 +97,10 @@ pub fn main(limits: ChildLimits) -> ExitCode {
     }
 }
 
-fn read(bytes: &[u8], limits: &ChildLimits, out: &mut impl Write) -> std::io::Result<()> {
+/// What the child does with the bytes once confined: public for the fuzz
+/// harness (fuzz/harness), which drives it without the confinement.
+#[doc(hidden)]
+pub fn read(bytes: &[u8], limits: &ChildLimits, out: &mut impl Write) -> std::io::Result<()> {
     let max_inflated = usize::try_from(limits.max_inflated_bytes).unwrap_or(usize::MAX);
     let options = LoadOptions {
         max_decompressed_size: Some(max_inflated),

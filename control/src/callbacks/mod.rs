@@ -24,6 +24,16 @@ use crate::services::Services;
 
 pub use crate::approvals::{DECISION_ROUTE, DIALOG_ROUTE};
 
+/// The routes' request shapes and the command's hook parser, reachable by
+/// the fuzz harness (fuzz/harness), which decodes untrusted bodies as the
+/// routes do; nothing else uses them from outside.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use super::command::CommandRequest;
+    pub use super::command::deferred::ResponseUrl;
+    pub use super::decision::Click;
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("cannot listen for callbacks on {addr}: {source}")]
 pub struct BindError {

@@ -11,7 +11,9 @@ mod openai;
 pub mod provider;
 pub mod request;
 mod retry;
-mod sse;
+/// Public for the fuzz harness's chunking property (fuzz/harness) only.
+#[doc(hidden)]
+pub mod sse;
 pub mod verify;
 
 pub use failure::{Failure, TransportCause};

@@ -83,7 +83,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let inserted = self.conn.execute(
             "INSERT INTO plugin_records (namespace, collection, id, data, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+             VALUES (?1, ?2, ?3, jsonb(?4), ?5, ?5)
              ON CONFLICT (namespace, collection, id) DO NOTHING",
             params![namespace, collection, id, data, at],
         )?;
@@ -99,7 +99,7 @@ impl Store {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT id, data, created_at, updated_at FROM plugin_records
+                "SELECT id, json(data), created_at, updated_at FROM plugin_records
                  WHERE namespace = ?1 AND collection = ?2 AND id = ?3",
             )?
             .query_row(params![namespace, collection, id], stored)
@@ -116,7 +116,7 @@ impl Store {
         at: Millis,
     ) -> Result<bool, StoreError> {
         let updated = self.conn.execute(
-            "UPDATE plugin_records SET data = ?4, updated_at = ?5
+            "UPDATE plugin_records SET data = jsonb(?4), updated_at = ?5
              WHERE namespace = ?1 AND collection = ?2 AND id = ?3",
             params![namespace, collection, id, data, at],
         )?;
@@ -150,7 +150,7 @@ impl Store {
     ) -> Result<Vec<StoredRecord>, StoreError> {
         use rusqlite::types::Value;
         let mut sql = String::from(
-            "SELECT id, data, created_at, updated_at FROM plugin_records
+            "SELECT id, json(data), created_at, updated_at FROM plugin_records
              WHERE namespace = ? AND collection = ?",
         );
         let mut bound: Vec<Value> = vec![
@@ -233,15 +233,34 @@ pub(super) fn register_contains(conn: &rusqlite::Connection) -> rusqlite::Result
         2,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
-            let needle: String = ctx.get(1)?;
+            // Both read in place: nothing is allocated per row on the ASCII
+            // path, and a scan calls this once per record.
+            let needle = ctx.get_raw(1).as_str().unwrap_or_default();
             Ok(match ctx.get_raw(0) {
                 rusqlite::types::ValueRef::Text(bytes) => std::str::from_utf8(bytes)
-                    .map(|text| text.to_lowercase().contains(&needle))
+                    .map(|text| folded_contains(text, needle))
                     .unwrap_or(false),
                 _ => false,
             })
         },
     )
+}
+
+/// Whether `text`, lower-cased, holds `needle` (already lower-cased). ASCII
+/// on both sides is compared in place, with no allocation per row: a scan
+/// of a collection calls this once per record (docs/benchmarks.md).
+fn folded_contains(text: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    if text.is_ascii() && needle.is_ascii() {
+        let needle = needle.as_bytes();
+        return text
+            .as_bytes()
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle));
+    }
+    text.to_lowercase().contains(needle)
 }
 
 #[cfg(test)]
@@ -321,6 +340,17 @@ mod tests {
             test: FilterTest::Equals(FilterValue::Text("x' OR '1'='1".into())),
         };
         assert!(ids(&[hostile], None).is_empty());
+    }
+
+    #[test]
+    fn s3_14_contains_folds_case_in_ascii_and_beyond() {
+        assert!(folded_contains("Rust book", "rust"));
+        assert!(folded_contains("a RUST book", "rust book"));
+        assert!(!folded_contains("Rus t", "rust"));
+        assert!(folded_contains("anything", ""));
+        assert!(!folded_contains("", "a"));
+        assert!(folded_contains("ÄRGER im Büro", "ärger"));
+        assert!(folded_contains("ΣΟΦΙΑ", "σοφια"));
     }
 
     #[test]

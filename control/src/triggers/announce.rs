@@ -52,7 +52,35 @@ pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcemen
             webhook_item(trigger),
         ),
     };
+    let (head, item) = disarmed_whole(head, item, agent);
     fit(head, item, &label, post_limit)
+}
+
+/// Each piece of outside content is disarmed alone (`disarm`); joined into
+/// the post, a backtick of one piece can pair with a backtick of another and
+/// uncover a mention the piece's own code span hid (a sender "`x" and a
+/// subject "`@other`"; fuzz/regressions/webhook). Where the joined post
+/// reads any mention but the agent's own, every `@` and `&` after that one
+/// goes (§4.5), before the post is fitted to the limit.
+fn disarmed_whole(head: String, item: String, agent: &str) -> (String, String) {
+    use mattermost_wire::mentions::scan;
+    let lead = format!("@{agent}");
+    let whole = format!("{head}\n\n{item}");
+    let found = scan(&whole, &|_| true);
+    let only_the_agent = found.channel_wide.is_empty()
+        && found
+            .mentions
+            .iter()
+            .all(|m| m.username == agent.to_lowercase());
+    if only_the_agent && scan(&item, &|_| true).mentions.is_empty() {
+        return (head, item);
+    }
+    let every = |text: &str| text.replace('&', "&amp;").replace('@', "＠");
+    let head = match head.strip_prefix(&lead) {
+        Some(rest) => format!("{lead}{}", every(rest)),
+        None => every(&head),
+    };
+    (head, every(&item))
 }
 
 /// How an approval prompt names the trigger a turn answers (§3.7, §4.2):
@@ -298,6 +326,27 @@ mod tests {
         assert!(message.contains("＠channel urgent"), "{message}");
         assert!(message.contains("＠theo please wire it"), "{message}");
         assert!(message.contains("ana@example.com"), "{message}");
+    }
+
+    /// Found by fuzzing (fuzz/regressions/webhook): the sender's backtick
+    /// paired with one in the subject, uncovering a mention the subject's
+    /// own code span hid.
+    #[test]
+    fn s4_5_pieces_joined_in_the_post_uncover_no_mention() {
+        let mut hook = trigger(TriggerSource::Webhook, "> @theo", json!({}));
+        hook.sender = "`ci".into();
+        hook.subject = "x `@theo` y".into();
+        let message = compose(&hook, "mira", 16_383).message;
+        let found = mattermost_wire::mentions::scan(&message, &|_| true);
+        assert_eq!(
+            found.usernames().into_iter().collect::<Vec<_>>(),
+            ["mira"],
+            "{message}"
+        );
+        assert!(
+            message.starts_with("@mira A webhook delivered"),
+            "{message}"
+        );
     }
 
     #[test]

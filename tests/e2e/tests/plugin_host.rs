@@ -222,13 +222,22 @@ async fn s3_14_a_plugins_environment_and_descriptors_hold_no_daemon_secret() {
         "SHLVL",
         "_",
         "FIXTURE_RECORD_PROCESS",
+        // The plugin wire convention: where its Storage connection is.
+        "COLLEGIUM_STORAGE_FD",
     ];
     for (name, value) in env {
         assert!(allowed.contains(&name.as_str()), "{name}={value}");
         assert!(!value.to_string().contains("hunter2"), "{name}={value}");
     }
     assert_eq!(env["PATH"], "/usr/local/bin:/usr/bin:/bin");
+    assert_eq!(env["COLLEGIUM_STORAGE_FD"], "3");
     let fds = seen["fds"].as_object().expect("fds");
+    assert!(
+        fds.get("3")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with("socket:")),
+        "the Storage connection at fd 3: {fds:?}"
+    );
     for (fd, target) in fds {
         let target = target.as_str().unwrap_or_default();
         let listing = target.starts_with("/proc/") && target.ends_with("/fd");

@@ -4,6 +4,7 @@
 
 mod cfemail;
 mod links;
+mod meta;
 mod nesting;
 mod prepare;
 mod prune;
@@ -64,7 +65,8 @@ pub fn read_html(html: &str, page: &Url, whole_page: bool) -> PageText {
     };
     // `html_to_tree` cannot fail: it feeds an in-memory string to the parser, whose
     // `io::Result` exists only for its reader-based entry points.
-    let root: Handle = match CONVERTER.html_to_tree(html) {
+    let html = meta::without_http_equiv(html);
+    let root: Handle = match CONVERTER.html_to_tree(&html) {
         Ok(root) => root,
         Err(_) => dom::text_node(""),
     };

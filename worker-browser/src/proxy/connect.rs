@@ -7,26 +7,28 @@ use std::sync::Arc;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use url::Url;
 
 use super::body::{ProxyBody, empty};
 use super::dial::dial;
+use super::judge::{Judged, connect_target};
 use super::refuse::plain;
 use super::server::Shared;
 
 pub async fn tunnel(shared: Arc<Shared>, request: Request<Incoming>) -> Response<ProxyBody> {
-    let Some(authority) = request.uri().authority().map(|a| a.as_str().to_owned()) else {
-        return plain(
-            StatusCode::BAD_REQUEST,
-            "a CONNECT request names host:port, and this one does not".to_owned(),
-        );
-    };
-    let target = match shared.scope.judge_authority(&authority) {
-        Ok(target) => target,
-        Err(refusal) => {
-            let (host, port) = host_and_port(&authority);
-            return shared.refuse(None, &host, port, refusal);
-        }
+    let authority = request
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let target = match connect_target(&shared.scope, request.uri()) {
+        Judged::Target(target) => target,
+        Judged::Answer(status, words) => return plain(status, words),
+        Judged::Refused {
+            url,
+            host,
+            port,
+            refusal,
+        } => return shared.refuse(url, &host, port, refusal),
     };
     let host = target.url.host_str().unwrap_or_default().to_owned();
     let addresses = match shared
@@ -60,16 +62,4 @@ pub async fn tunnel(shared: Arc<Shared>, request: Request<Incoming>) -> Response
         }
     });
     Response::new(empty())
-}
-
-/// The host and port a refused target named, as `url` would spell them,
-/// for the refusal record.
-fn host_and_port(authority: &str) -> (String, u16) {
-    match Url::parse(&format!("https://{authority}/")) {
-        Ok(url) => (
-            url.host_str().unwrap_or(authority).to_owned(),
-            url.port_or_known_default().unwrap_or(0),
-        ),
-        Err(_) => (authority.to_owned(), 0),
-    }
 }

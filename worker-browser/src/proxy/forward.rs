@@ -14,44 +14,23 @@ use url::Position;
 use super::body::ProxyBody;
 use super::dial::dial;
 use super::headers::{strip_hop_by_hop, strip_upstream};
+use super::judge::{Judged, forward_target};
 use super::refuse::plain;
 use super::server::Shared;
 
 pub async fn forward(shared: Arc<Shared>, mut request: Request<Incoming>) -> Response<ProxyBody> {
-    let uri = request.uri().clone();
-    if uri.scheme().is_none() || uri.authority().is_none() {
-        tracing::warn!(%uri, "egress proxy got a request that is not a proxy request");
-        return plain(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "{uri} is not a proxy request: this egress proxy takes absolute-form requests (GET http://host/path) and CONNECT host:port"
-            ),
-        );
-    }
-    let asked = uri.to_string();
-    let target = match shared.scope.judge_url(&asked) {
-        Ok(target) => target,
-        Err(refusal) => {
-            // Keyed as `url` spells it, as the worker's own `Url` will be.
-            let (url, host, port) = match url::Url::parse(&asked) {
-                Ok(parsed) => (
-                    parsed.to_string(),
-                    parsed.host_str().unwrap_or_default().to_owned(),
-                    parsed.port_or_known_default().unwrap_or(0),
-                ),
-                Err(_) => (asked, uri.host().unwrap_or_default().to_owned(), 0),
-            };
-            return shared.refuse(Some(url), &host, port, refusal);
-        }
+    let target = match forward_target(&shared.scope, request.uri()) {
+        Judged::Target(target) => target,
+        Judged::Answer(status, words) => return plain(status, words),
+        Judged::Refused {
+            url,
+            host,
+            port,
+            refusal,
+        } => return shared.refuse(url, &host, port, refusal),
     };
     let url = target.url.to_string();
     let host = target.url.host_str().unwrap_or_default().to_owned();
-    if target.url.scheme() != "http" {
-        return plain(
-            StatusCode::BAD_REQUEST,
-            format!("{url} is an https URL: it goes through CONNECT, not as a plain request"),
-        );
-    }
     let addresses = match shared
         .scope
         .connect_addresses(&shared.resolver, &target)

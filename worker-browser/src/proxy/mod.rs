@@ -13,11 +13,15 @@ mod connect;
 mod dial;
 mod forward;
 mod headers;
+mod judge;
 mod log;
 mod peer;
 mod refuse;
 mod server;
 
+/// The target judgement alone, for the fuzz harness (fuzz/harness).
+#[doc(hidden)]
+pub use judge::{Judged, judge};
 pub use log::{ProxyLog, REFUSALS_KEPT, RefusalRecord};
 pub use server::{EgressProxy, HEAD_WITHIN, ProxyError, RunningProxy};
 

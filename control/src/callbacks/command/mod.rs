@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 pub(super) mod clear;
-mod deferred;
+pub(super) mod deferred;
 mod deliver;
 mod forgetting;
 mod inspect;
