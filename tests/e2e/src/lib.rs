@@ -232,6 +232,34 @@ grants = ["ask"]
         )
     }
 
+    /// Installs the example plugin `bookmark` (§3.14) as a deployment
+    /// would: its binary as the directory's `serve`, beside a copy of the
+    /// crate's `skills/`.
+    pub fn install_bookmark_plugin(&self) -> PathBuf {
+        let dir = self.install_plugin(
+            "bookmark",
+            &format!(
+                "#!/bin/sh\nexec '{}' \"$@\"\n",
+                binary("collegium-plugin-bookmark").display()
+            ),
+        );
+        let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/bookmark/skills");
+        copy_tree(&skills, &dir.join("skills"));
+        dir
+    }
+
+    /// Installs the plugin `echo`, written against the proto types without
+    /// the SDK (tests/proto-plugin).
+    pub fn install_proto_plugin(&self) -> PathBuf {
+        self.install_plugin(
+            "echo",
+            &format!(
+                "#!/bin/sh\nexec '{}' \"$@\"\n",
+                binary("collegium-proto-plugin").display()
+            ),
+        )
+    }
+
     /// Puts the agents' homes and workspaces under `roots` (a directory
     /// agents may pass through: the harness's own becomes the
     /// configuration's, closed to them, once the host is provisioned) and
@@ -538,4 +566,18 @@ pub fn free_port() -> u16 {
         .local_addr()
         .expect("addr")
         .port()
+}
+
+/// Copies the directory `from` to `to`, files and subdirectories.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy");
+    for entry in std::fs::read_dir(from).expect("read the directory") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }

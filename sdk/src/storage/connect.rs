@@ -1,0 +1,125 @@
+//! How the plugin reaches the daemon's `Storage` (the plugin wire
+//! convention): a child plugin inherits one end of a socketpair as fd 3,
+//! named by `COLLEGIUM_STORAGE_FD`, and speaks gRPC over that one
+//! connection with no reconnect; a plugin its own systemd unit runs is given
+//! `--storage-socket PATH` and connects there, the daemon binding the
+//! connection to its namespace by the peer's uid.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
+use tonic::transport::{Channel, Endpoint};
+
+/// The environment variable naming the inherited storage descriptor.
+pub const STORAGE_FD_ENV: &str = "COLLEGIUM_STORAGE_FD";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("{STORAGE_FD_ENV}={0:?} is not a descriptor number")]
+    NotAnFd(String),
+    #[error("fd {fd} is not a Unix stream socket: {reason}")]
+    NotASocket { fd: i32, reason: String },
+    #[error("the storage socket {path}: {reason}")]
+    Socket { path: PathBuf, reason: String },
+    #[error("the storage connection could not be opened: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Parses `COLLEGIUM_STORAGE_FD`'s value.
+pub fn fd_number(value: &str) -> Result<i32, ConnectError> {
+    value
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| ConnectError::NotAnFd(value.to_string()))
+}
+
+/// A channel over the inherited descriptor `fd`, which this takes over:
+/// call it once per process. The one connection is the namespace's binding
+/// (it is never read from a request), so a dropped connection is not
+/// reopened: every later call fails instead.
+#[allow(unsafe_code)]
+pub async fn from_fd(fd: i32) -> Result<Channel, ConnectError> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: the daemon hands this descriptor to the process at exec and
+    // nothing else in it opens or owns fd `fd`; `serve` takes it once, so no
+    // second owner closes it.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let not_a_socket = |reason: String| ConnectError::NotASocket { fd, reason };
+    let std_stream = std::os::unix::net::UnixStream::from(owned);
+    // A descriptor that is no socket fails here rather than at first use.
+    std_stream
+        .peer_addr()
+        .map_err(|e| not_a_socket(e.to_string()))?;
+    std_stream
+        .set_nonblocking(true)
+        .map_err(|e| not_a_socket(e.to_string()))?;
+    let stream = UnixStream::from_std(std_stream).map_err(|e| not_a_socket(e.to_string()))?;
+    let once = Arc::new(Mutex::new(Some(stream)));
+    let channel = endpoint()
+        .connect_with_connector(tower::service_fn(move |_| {
+            let taken = once.lock().ok().and_then(|mut slot| slot.take());
+            async move {
+                taken.map(TokioIo::new).ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotConnected,
+                        "the storage connection closed; it is the plugin's one connection and is not reopened",
+                    )
+                })
+            }
+        }))
+        .await?;
+    Ok(channel)
+}
+
+/// A channel to the daemon's storage socket at `path`, served by a process
+/// whose uid is one of `daemon_uids` (the `--allow-uid` the daemon passed):
+/// a socket served by anyone else is not spoken to.
+pub async fn from_socket(path: &Path, daemon_uids: BTreeSet<u32>) -> Result<Channel, ConnectError> {
+    let socket = path.to_path_buf();
+    let channel = endpoint()
+        .connect_with_connector(tower::service_fn(move |_| {
+            let socket = socket.clone();
+            let daemon_uids = daemon_uids.clone();
+            async move {
+                let stream = UnixStream::connect(&socket).await?;
+                let uid = stream.peer_cred()?.uid();
+                if !daemon_uids.contains(&uid) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} is served by uid {uid}, not the daemon's ({daemon_uids:?})",
+                            socket.display()
+                        ),
+                    ));
+                }
+                Ok::<_, std::io::Error>(TokioIo::new(stream))
+            }
+        }))
+        .await
+        .map_err(|e| ConnectError::Socket {
+            path: path.to_path_buf(),
+            reason: format!("{e}: {}", source_chain(&e)),
+        })?;
+    Ok(channel)
+}
+
+fn source_chain(error: &dyn std::error::Error) -> String {
+    let mut out = Vec::new();
+    let mut next = error.source();
+    while let Some(e) = next {
+        out.push(e.to_string());
+        next = e.source();
+    }
+    out.join(": ")
+}
+
+/// The URI is required by the builder and never dialled: the connector
+/// hands over the socket.
+fn endpoint() -> Endpoint {
+    Endpoint::from_static("http://storage.invalid")
+}
