@@ -79,7 +79,8 @@ impl<S> Context<S> {
 
     /// The work unit `reference` (`U-3`) as this call's agent may read it
     /// (§3.14): among the units it created or was assigned in this channel;
-    /// none where that is not one of them.
+    /// none where that is not one of them. In a body only: the daemon
+    /// answers for a call in flight, and a render is not one (it refuses).
     pub async fn unit(
         &self,
         reference: &str,

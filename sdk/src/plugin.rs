@@ -294,7 +294,7 @@ async fn connect_storage(
     }
     match std::env::var(storage::STORAGE_FD_ENV) {
         Ok(value) => {
-            let fd = storage::connect::fd_number(&value)?;
+            let fd = storage::connect::inherited(&value)?;
             Ok(Storage::new(storage::from_fd(fd).await?))
         }
         Err(_) => Ok(Storage::unavailable()),

@@ -20,12 +20,31 @@ pub const STORAGE_FD_ENV: &str = "COLLEGIUM_STORAGE_FD";
 pub enum ConnectError {
     #[error("{STORAGE_FD_ENV}={0:?} is not a descriptor number")]
     NotAnFd(String),
+    #[error("fd {0}, the storage connection, was already taken by this process; take it once")]
+    AlreadyTaken(i32),
     #[error("fd {fd} is not a Unix stream socket: {reason}")]
     NotASocket { fd: i32, reason: String },
     #[error("the storage socket {path}: {reason}")]
     Socket { path: PathBuf, reason: String },
     #[error("the storage connection could not be opened: {0}")]
     Transport(#[from] tonic::transport::Error),
+}
+
+/// Takes the descriptor `COLLEGIUM_STORAGE_FD` names, once per process: a
+/// second call is refused, so no two owners ever close it.
+#[allow(unsafe_code)]
+pub fn inherited(value: &str) -> Result<std::os::fd::OwnedFd, ConnectError> {
+    use std::os::fd::FromRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+    let fd = fd_number(value)?;
+    if TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(ConnectError::AlreadyTaken(fd));
+    }
+    // SAFETY: the daemon hands this descriptor to the process at exec
+    // (the plugin wire convention) and nothing else in the process opens or
+    // owns it; the flag above makes this the only place that ever takes it.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// Parses `COLLEGIUM_STORAGE_FD`'s value.
@@ -38,18 +57,18 @@ pub fn fd_number(value: &str) -> Result<i32, ConnectError> {
         .ok_or_else(|| ConnectError::NotAnFd(value.to_string()))
 }
 
-/// A channel over the inherited descriptor `fd`, which this takes over:
-/// call it once per process. The one connection is the namespace's binding
-/// (it is never read from a request), so a dropped connection is not
-/// reopened: every later call fails instead.
-#[allow(unsafe_code)]
-pub async fn from_fd(fd: i32) -> Result<Channel, ConnectError> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    // SAFETY: the daemon hands this descriptor to the process at exec and
-    // nothing else in it opens or owns fd `fd`; `serve` takes it once, so no
-    // second owner closes it.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+/// A channel over the storage connection `fd`, which this takes over. The
+/// one connection is the namespace's binding (it is never read from a
+/// request), so a dropped connection is not reopened: every later call
+/// fails instead. The descriptor is made close-on-exec first: the daemon's
+/// hand-over cleared the flag so it would survive exec, and a process the
+/// plugin starts must not inherit the plugin's storage.
+pub async fn from_fd(owned: std::os::fd::OwnedFd) -> Result<Channel, ConnectError> {
+    use std::os::fd::AsRawFd;
+    let fd = owned.as_raw_fd();
     let not_a_socket = |reason: String| ConnectError::NotASocket { fd, reason };
+    rustix::io::fcntl_setfd(&owned, rustix::io::FdFlags::CLOEXEC)
+        .map_err(|e| not_a_socket(e.to_string()))?;
     let std_stream = std::os::unix::net::UnixStream::from(owned);
     // A descriptor that is no socket fails here rather than at first use.
     std_stream

@@ -27,8 +27,7 @@ pub struct Memory {
 impl Memory {
     /// Serves on one end of a socketpair and returns the other end's raw
     /// descriptor, as the daemon hands a child plugin fd 3.
-    pub fn serve_on_pair(&self) -> std::io::Result<i32> {
-        use std::os::fd::IntoRawFd;
+    pub fn serve_on_pair(&self) -> std::io::Result<std::os::fd::OwnedFd> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         ours.set_nonblocking(true)?;
         let ours = tokio::net::UnixStream::from_std(ours)?;
@@ -40,7 +39,7 @@ impl Memory {
                 .serve_with_incoming(incoming)
                 .await;
         });
-        Ok(theirs.into_raw_fd())
+        Ok(theirs.into())
     }
 
     /// Every record held, as `(collection, id)` and its JSON.

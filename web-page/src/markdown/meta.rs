@@ -4,44 +4,30 @@
 //! fuzz/regressions/web_page). A page that spells one would end the read.
 //! The parser reads `http-equiv` only to change an encoding, and the text
 //! here is decoded already (media.rs), so the attribute is renamed before
-//! parsing: the one rule that calls the faulty code never runs, and nothing
-//! a reader sees changes.
+//! parsing and the one rule that calls the faulty code never runs.
+//!
+//! Every `http-equiv` followed by `=` is renamed, wherever it stands: telling
+//! a real `<meta>` tag from one inside a comment, a script or a title would
+//! mean tokenizing as html5ever does, and a scanner that tracks tags and
+//! quotes was led past a real tag by an unbalanced quote in a comment before
+//! it. The price is that prose spelling `http-equiv=` reads `x-http-equiv=`.
 
-/// `html` with the `http-equiv` attribute of every `<meta>` tag renamed.
+/// `html` with every `http-equiv` that is followed by `=` (after optional
+/// whitespace, as an attribute's name may be) renamed `x-http-equiv`.
 pub fn without_http_equiv(html: &str) -> std::borrow::Cow<'_, str> {
+    const NAME: &str = "http-equiv";
+    // ASCII lowercasing keeps every byte offset, so offsets found in
+    // `lower` cut `html` at the same character boundaries.
     let lower = html.to_ascii_lowercase();
-    if !lower.contains("http-equiv") {
-        return std::borrow::Cow::Borrowed(html);
-    }
-    let bytes = lower.as_bytes();
-    let mut renamed: Vec<usize> = Vec::new();
-    let mut at = 0;
-    while let Some(found) = lower[at..].find("<meta") {
-        let mut i = at + found + "<meta".len();
-        // The tag runs to the first `>` outside a quoted attribute value,
-        // as the tokenizer reads it.
-        let mut quote: Option<u8> = None;
-        let mut after_equals = false;
-        while i < bytes.len() {
-            let b = bytes[i];
-            match quote {
-                Some(q) if b == q => quote = None,
-                Some(_) => {}
-                None if b == b'>' => break,
-                None if after_equals && (b == b'"' || b == b'\'') => quote = Some(b),
-                None if bytes[i..].starts_with(b"http-equiv") => renamed.push(i),
-                None => {}
-            }
-            if quote.is_none() && !b.is_ascii_whitespace() {
-                after_equals = b == b'=';
-            }
-            i += 1;
-        }
-        at = i.min(bytes.len());
-        if at >= bytes.len() {
-            break;
-        }
-    }
+    let renamed: Vec<usize> = lower
+        .match_indices(NAME)
+        .map(|(at, _)| at)
+        .filter(|at| {
+            lower[at + NAME.len()..]
+                .trim_start_matches(|c: char| c.is_ascii_whitespace())
+                .starts_with('=')
+        })
+        .collect();
     if renamed.is_empty() {
         return std::borrow::Cow::Borrowed(html);
     }
@@ -72,11 +58,25 @@ mod tests {
     }
 
     #[test]
-    fn only_meta_tags_are_touched() {
-        let page = r#"<p>http-equiv in prose</p><meta content="a>b" http-equiv=refresh>"#;
+    fn only_an_attribute_spelling_is_touched() {
+        let page = r#"<p>http-equiv in prose</p><meta content="a>b" http-equiv =refresh>"#;
         assert_eq!(
             without_http_equiv(page),
-            r#"<p>http-equiv in prose</p><meta content="a>b" x-http-equiv=refresh>"#
+            r#"<p>http-equiv in prose</p><meta content="a>b" x-http-equiv =refresh>"#
         );
+    }
+
+    /// Found in review: a scanner tracking quotes was led past the real tag
+    /// by an unbalanced quote inside a comment.
+    #[test]
+    fn s3_4_an_unbalanced_quote_before_the_tag_does_not_hide_it() {
+        let page = r#"<!-- <meta a=' --><meta http-equiv="Content-Type" content="text/html; charset"><p>Kept.</p>"#;
+        assert!(without_http_equiv(page).contains(r#"<meta x-http-equiv="Content-Type""#));
+        let read = crate::read_html(
+            page,
+            &url::Url::parse("https://x.test/").expect("url"),
+            true,
+        );
+        assert!(read.markdown.contains("Kept."), "{}", read.markdown);
     }
 }
