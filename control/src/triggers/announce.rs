@@ -52,8 +52,11 @@ pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcemen
             webhook_item(trigger),
         ),
     };
+    // The file, when the item needs one, is no post: nothing in it is read
+    // for mentions, so it keeps the item as each piece's own disarming left it.
+    let attached = item.clone();
     let (head, item) = disarmed_whole(head, item, agent);
-    fit(head, item, &label, post_limit)
+    fit(head, item, attached, &label, post_limit)
 }
 
 /// Each piece of outside content is disarmed alone (`disarm`); joined into
@@ -127,8 +130,15 @@ fn schedule(trigger: &Trigger, agent: &str, label: &str, post_limit: usize) -> A
 }
 
 /// The post whole where it fits, else the heading and the item in a file the
-/// post names: never cut (§4.2, A4).
-fn fit(head: String, item: String, label: &str, post_limit: usize) -> Announcement {
+/// post names (`attached`, the item as the file holds it): never cut (§4.2,
+/// A4).
+fn fit(
+    head: String,
+    item: String,
+    attached: String,
+    label: &str,
+    post_limit: usize,
+) -> Announcement {
     let whole = format!("{head}\n\n{item}");
     if whole.chars().count() <= post_limit {
         return Announcement {
@@ -141,7 +151,10 @@ fn fit(head: String, item: String, label: &str, post_limit: usize) -> Announceme
         message: format!(
             "{head}\n\nThe item is longer than a post holds: it is in the attached file {name}, whole."
         ),
-        attachment: Some(Attached { name, text: item }),
+        attachment: Some(Attached {
+            name,
+            text: attached,
+        }),
     }
 }
 
@@ -346,6 +359,27 @@ mod tests {
         assert!(
             message.starts_with("@mira A webhook delivered"),
             "{message}"
+        );
+    }
+
+    /// Found in review: the whole-post disarming is for the post; a file the
+    /// item goes to is read by nobody for mentions, and keeps the item as
+    /// its pieces' own disarming left it (ana@example.com, not ana＠...).
+    #[test]
+    fn s4_2_an_attached_item_is_not_rewritten_by_the_post_s_disarming() {
+        let body = format!("{}\nwrite to ana@example.com", "line\n".repeat(400));
+        let mut hook = trigger(TriggerSource::Webhook, &body, json!({}));
+        hook.sender = "`ci".into();
+        hook.subject = "x `@theo` y".into();
+        let posted = compose(&hook, "mira", 1_000);
+        let attached = posted.attachment.expect("the item is longer than the post");
+        assert!(attached.text.contains("ana@example.com"), "{}", attached.text);
+        let found = mattermost_wire::mentions::scan(&posted.message, &|_| true);
+        assert_eq!(
+            found.usernames().into_iter().collect::<Vec<_>>(),
+            ["mira"],
+            "{}",
+            posted.message
         );
     }
 

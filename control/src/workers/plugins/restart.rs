@@ -233,7 +233,14 @@ impl Supervisor {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let _ = tokio::time::timeout(Duration::from_secs(10), &mut self.task).await;
+        if tokio::time::timeout(Duration::from_secs(10), &mut self.task)
+            .await
+            .is_err()
+        {
+            // A stop that came while a restart awaited `ready` was not seen:
+            // aborting drops the task's child, which is killed on drop.
+            self.task.abort();
+        }
     }
 }
 
