@@ -27,15 +27,22 @@ fn system(request: &Value) -> String {
         .to_string()
 }
 
-/// Grants @mira each `bookmark` tool and its skill. The tools are granted
-/// by name: the configuration is checked before any plugin describes
-/// itself, so a namespace grant does not yet show the skill's tools held
-/// (docs/spec-findings.md).
+/// Grants @mira each `bookmark` tool by name, and its skill.
 fn grant_mira_bookmark(h: &Harness) {
+    grant_mira(
+        h,
+        "\"bookmark::save\", \"bookmark::list\", \"bookmark::remove\"",
+    );
+}
+
+/// Grants @mira `grants` beside `workspace`, and the `bookmark` skill.
+fn grant_mira(h: &Harness, grants: &str) {
     let config = std::fs::read_to_string(&h.config).expect("config");
     let config = config.replacen(
         "grants = [\"workspace\"]",
-        "grants = [\"workspace\", \"bookmark::save\", \"bookmark::list\", \"bookmark::remove\"]\nskills = [\"bookmark::saving-bookmarks\"]",
+        &format!(
+            "grants = [\"workspace\", {grants}]\nskills = [\"bookmark::saving-bookmarks\"]"
+        ),
         1,
     );
     std::fs::write(&h.config, config).expect("write config");
@@ -46,7 +53,9 @@ async fn s3_14_only_agents_granted_bookmark_are_offered_it_and_see_its_skill() {
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     h.install_bookmark_plugin();
-    grant_mira_bookmark(&h);
+    // The whole namespace: it holds the skill's tools though the plugin
+    // describes them only after the configuration is checked (§3.5, §3.14).
+    grant_mira(&h, "\"bookmark\"");
     h.provision().await.expect("provisioned");
     let mut daemon = h.daemon();
     let seen = daemon.wait_for("agents are listening");

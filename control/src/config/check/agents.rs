@@ -27,7 +27,19 @@ pub fn check(config: &Config, registry: &Registry, problems: &mut Problems) -> V
         let limits = limits(config, agent, &path, problems);
         let mut holds: Vec<ToolRef> = granted.tools.clone();
         holds.extend(registry.core_tools());
-        let skills = skills(config, agent, &path, registry, &holds, problems);
+        // A plugin's tools are known only once it has described itself, so
+        // a whole plugin namespace granted here holds whatever it will serve;
+        // the plugin's boot checks each skill's tools against what it does.
+        let whole_plugins: Vec<&str> = granted
+            .whole_namespaces
+            .iter()
+            .map(String::as_str)
+            .filter(|namespace| registry.toolset(namespace).is_none())
+            .collect();
+        let held = |tool: &ToolRef| {
+            holds.contains(tool) || whole_plugins.contains(&tool.namespace.as_str())
+        };
+        let skills = skills(config, agent, &path, registry, &held, problems);
         schedules(config, agent, &path, problems);
         mailbox(config, &granted.settings, &path, problems);
         shell_deadline(config, agent, &granted.settings, &path, problems);
@@ -206,7 +218,7 @@ fn skills(
     agent: &Agent,
     path: &KeyPath,
     registry: &Registry,
-    holds: &[ToolRef],
+    held: &dyn Fn(&ToolRef) -> bool,
     problems: &mut Problems,
 ) -> Vec<skills::Skill> {
     let mut found = Vec::new();
@@ -228,7 +240,7 @@ fn skills(
                 let missing: Vec<String> = skill
                     .tools
                     .iter()
-                    .filter(|t| !holds.contains(t))
+                    .filter(|t| !held(t))
                     .map(|t| format!("`{t}`"))
                     .collect();
                 if missing.is_empty() {

@@ -386,6 +386,21 @@ fn check_grants(
             }
         }
     }
+    // §3.5: a skill's tools in this namespace, held at configuration time
+    // by a whole-namespace grant before the plugin had described them, must
+    // be tools it serves.
+    for (index, agent) in loaded.agents.iter().enumerate() {
+        for skill in &agent.skills {
+            for tool in skill.tools.iter().filter(|t| t.namespace == namespace) {
+                if registry.tool(tool).is_none() {
+                    problems.push(format!(
+                        "agents[{index}] ({}): the skill `{}` calls `{}::{}`, which the plugin `{namespace}` does not serve; it serves {served}",
+                        agent.username, skill.name, tool.namespace, tool.tool,
+                    ));
+                }
+            }
+        }
+    }
     // §3.5: a plugin's skill is assigned as its tools are granted, and only
     // one its description declares is one it ships.
     let declared = registry
