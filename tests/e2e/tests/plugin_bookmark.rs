@@ -316,3 +316,41 @@ async fn s3_14_bookmark_saves_lists_and_removes_through_the_daemons_storage() {
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
 }
+
+/// §3.5, §3.14: a whole plugin namespace holds a skill's tools while the
+/// configuration is checked, before the plugin has described them; once it
+/// has, a skill naming a tool it does not serve is refused, naming the
+/// agent, the skill and the tool.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_5_a_skill_naming_a_tool_its_plugin_does_not_serve_is_refused_once_it_has_described_itself()
+ {
+    let h = Harness::start().await;
+    h.provision().await.expect("provisioned");
+    let dir = h.install_bookmark_plugin();
+    let skill = dir.join("skills/saving-bookmarks/SKILL.md");
+    let text = std::fs::read_to_string(&skill).expect("SKILL.md");
+    let tools = "tools: [bookmark::save, bookmark::list]";
+    assert!(text.contains(tools), "{text}");
+    std::fs::write(
+        &skill,
+        text.replace(tools, "tools: [bookmark::save, bookmark::archive]"),
+    )
+    .expect("write SKILL.md");
+    grant_mira(&h, "\"bookmark\"");
+    let out = std::process::Command::new(e2e::binary("collegium"))
+        .args(["config", "check"])
+        .arg(&h.config)
+        .output()
+        .expect("collegium config check");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("(mira): the skill `")
+            && said.contains("calls `bookmark::archive`, which the plugin `bookmark` does not serve"),
+        "{said}"
+    );
+}
