@@ -373,7 +373,11 @@ mod tests {
         hook.subject = "x `@theo` y".into();
         let posted = compose(&hook, "mira", 1_000);
         let attached = posted.attachment.expect("the item is longer than the post");
-        assert!(attached.text.contains("ana@example.com"), "{}", attached.text);
+        assert!(
+            attached.text.contains("ana@example.com"),
+            "{}",
+            attached.text
+        );
         let found = mattermost_wire::mentions::scan(&posted.message, &|_| true);
         assert_eq!(
             found.usernames().into_iter().collect::<Vec<_>>(),

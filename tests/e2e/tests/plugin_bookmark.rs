@@ -40,9 +40,7 @@ fn grant_mira(h: &Harness, grants: &str) {
     let config = std::fs::read_to_string(&h.config).expect("config");
     let config = config.replacen(
         "grants = [\"workspace\"]",
-        &format!(
-            "grants = [\"workspace\", {grants}]\nskills = [\"bookmark::saving-bookmarks\"]"
-        ),
+        &format!("grants = [\"workspace\", {grants}]\nskills = [\"bookmark::saving-bookmarks\"]"),
         1,
     );
     std::fs::write(&h.config, config).expect("write config");
@@ -350,7 +348,8 @@ async fn s3_5_a_skill_naming_a_tool_its_plugin_does_not_serve_is_refused_once_it
     assert!(!out.status.success(), "{said}");
     assert!(
         said.contains("(mira): the skill `")
-            && said.contains("calls `bookmark::archive`, which the plugin `bookmark` does not serve"),
+            && said
+                .contains("calls `bookmark::archive`, which the plugin `bookmark` does not serve"),
         "{said}"
     );
 }
