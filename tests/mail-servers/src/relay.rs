@@ -68,18 +68,24 @@ fn relay(client: TcpStream, server: SocketAddr) {
     let mut tail: Vec<u8> = Vec::new();
     let mut buffer = [0u8; 4096];
     while let Ok(n) = from_client.read(&mut buffer) {
-        if n == 0 || to_server.write_all(&buffer[..n]).is_err() {
+        if n == 0 {
             break;
         }
         tail.extend_from_slice(&buffer[..n]);
         if tail.windows(END_OF_DATA.len()).any(|w| w == END_OF_DATA) {
-            // The server has the whole message; the client hears nothing
-            // more. The server's side stays open long enough to answer and
-            // deliver.
+            // The client is cut off BEFORE the server has the final dot:
+            // forwarded first, the server's 250 could reach the client in
+            // the moment before the cut (seen under load). The server then
+            // gets the whole message, and its side stays open long enough
+            // to answer and deliver.
             let _ = from_client.shutdown(Shutdown::Both);
+            let _ = to_server.write_all(&buffer[..n]);
             std::thread::sleep(Duration::from_secs(2));
             let _ = to_server.write_all(b"QUIT\r\n");
             return;
+        }
+        if to_server.write_all(&buffer[..n]).is_err() {
+            break;
         }
         let keep = tail.len().saturating_sub(END_OF_DATA.len());
         tail.drain(..keep);
