@@ -596,15 +596,10 @@ async fn s3_14_a_row_that_no_longer_parses_is_a_typed_error_naming_it() {
     after.get(get("marks", "old")).await.expect("parses again");
 }
 
-/// The child's side of the hand-over test below: run only when that test
-/// re-executes this binary as the child, with the storage connection on fd 3.
+/// The child plugin's side of the hand-over below: this same test, run
+/// again by it as a child with the storage connection on fd 3.
 #[allow(unsafe_code)]
-#[tokio::test]
-#[ignore = "the child half of s3_14_a_child_plugin_reaches_storage_on_fd_3, which runs it"]
-async fn child_side_of_the_fd_3_hand_over() {
-    if std::env::var_os("PLUGIN_STORAGE_TEST_CHILD").is_none() {
-        return;
-    }
+async fn reach_storage_as_the_child() {
     let fd = std::env::var("COLLEGIUM_STORAGE_FD").expect("fd named");
     assert_eq!(fd, "3");
     use std::os::fd::FromRawFd;
@@ -626,10 +621,13 @@ async fn child_side_of_the_fd_3_hand_over() {
 
 #[tokio::test]
 async fn s3_14_a_child_plugin_reaches_storage_on_fd_3() {
+    if std::env::var_os("PLUGIN_STORAGE_TEST_CHILD").is_some() {
+        return reach_storage_as_the_child().await;
+    }
     let f = fixture();
     let mut command = tokio::process::Command::new(std::env::current_exe().expect("test binary"));
     command
-        .args(["child_side_of_the_fd_3_hand_over", "--exact", "--ignored"])
+        .args(["s3_14_a_child_plugin_reaches_storage_on_fd_3", "--exact"])
         .env("PLUGIN_STORAGE_TEST_CHILD", "1")
         .stdout(std::process::Stdio::null());
     let handed = serve::hand_to_child(&mut command).expect("pair");
