@@ -142,3 +142,45 @@ fn source_chain(error: &dyn std::error::Error) -> String {
 fn endpoint() -> Endpoint {
     Endpoint::from_static("http://storage.invalid")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
+
+    use super::*;
+
+    /// §3.14: the daemon's hand-over cleared close-on-exec so fd 3 survives
+    /// exec; the SDK sets it again, so a process the plugin starts inherits
+    /// none of the plugin's storage.
+    #[tokio::test]
+    async fn s3_14_the_taken_storage_descriptor_is_close_on_exec() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("pair");
+        let theirs: OwnedFd = theirs.into();
+        rustix::io::fcntl_setfd(&theirs, rustix::io::FdFlags::empty()).expect("clear");
+        let fd = theirs.as_raw_fd();
+        let _channel = from_fd(theirs).await.expect("a channel");
+        let flags = rustix::io::fcntl_getfd(unsafe_borrow(fd)).expect("flags");
+        assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
+        drop(ours);
+    }
+
+    /// §3.14: the inherited descriptor is taken once; a second taking is
+    /// refused rather than making a second owner that would close it twice.
+    #[test]
+    fn s3_14_the_inherited_descriptor_is_taken_once() {
+        let (_ours, theirs) = std::os::unix::net::UnixStream::pair().expect("pair");
+        let fd = theirs.into_raw_fd();
+        let taken = inherited(&fd.to_string()).expect("first taking");
+        assert!(matches!(
+            inherited(&fd.to_string()),
+            Err(ConnectError::AlreadyTaken(n)) if n == fd
+        ));
+        drop(taken);
+    }
+
+    #[allow(unsafe_code)]
+    fn unsafe_borrow(fd: i32) -> std::os::fd::BorrowedFd<'static> {
+        // SAFETY: the test's channel holds `fd` open for the test's length.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+    }
+}
