@@ -34,8 +34,13 @@ impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> Settings for T {}
 #[serde(deny_unknown_fields)]
 pub struct NoSettings {}
 
-/// The socket's mode: the group is shared with the daemon only.
-const SOCKET_MODE: u32 = 0o660;
+/// The socket's mode. Its directory is what keeps others away (the
+/// daemon's private one for a child, the unit's `RuntimeDirectory=` open to
+/// the daemon's group for a unit-run plugin), and every connection is
+/// admitted by its peer's uid (`--allow-uid`); a mode narrower than the
+/// directory would shut out the daemon of a unit-run plugin, which is in
+/// neither the plugin's user nor its group (as each worker's socket is).
+const SOCKET_MODE: u32 = 0o666;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -288,9 +293,10 @@ async fn connect_storage(
     daemon_uids: &BTreeSet<u32>,
 ) -> Result<Storage, storage::ConnectError> {
     if let Some(socket) = socket {
-        return Ok(Storage::new(
-            storage::from_socket(socket, daemon_uids.clone()).await?,
-        ));
+        return Ok(Storage::new(storage::from_socket(
+            socket,
+            daemon_uids.clone(),
+        )));
     }
     match std::env::var(storage::STORAGE_FD_ENV) {
         Ok(value) => {

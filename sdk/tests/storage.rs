@@ -213,12 +213,25 @@ async fn s3_14_the_stores_stamps_in_a_records_json_are_the_stored_records_not_th
 }
 
 /// A unit-run plugin connects to `--storage-socket` and speaks only to a
-/// socket the daemon's uid serves (the plugin wire convention).
+/// socket the daemon's uid serves (the plugin wire convention). It is
+/// started before the daemon listens, so it connects at its first call.
 #[tokio::test]
 async fn s3_14_the_storage_socket_is_spoken_to_only_when_the_daemon_serves_it() {
     use collegium_proto::storage::v1::storage_server::StorageServer;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("storage.sock");
+    let me = std::fs::metadata(dir.path())
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .expect("uid");
+    let storage = Storage::new(collegium_sdk::storage::from_socket(&path, [me].into()));
+    let unserved = storage
+        .create(&rust_book())
+        .await
+        .expect_err("nothing listens yet");
+    assert!(
+        unserved.to_string().contains(&path.display().to_string()),
+        "{unserved}"
+    );
     let listener = tokio::net::UnixListener::bind(&path).expect("bind");
     let memory = Memory::default();
     let server = StorageServer::new(memory.clone());
@@ -228,21 +241,21 @@ async fn s3_14_the_storage_socket_is_spoken_to_only_when_the_daemon_serves_it() 
             .serve_with_incoming(tokio_stream::wrappers::UnixListenerStream::new(listener))
             .await;
     });
-    let me = std::fs::metadata(dir.path())
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .expect("uid");
-    let storage = Storage::new(
-        collegium_sdk::storage::from_socket(&path, [me].into())
-            .await
-            .expect("connected"),
-    );
-    storage.create(&rust_book()).await.expect("created");
-    assert_eq!(memory.snapshot().len(), 1);
-    let refused = collegium_sdk::storage::from_socket(&path, [me.wrapping_add(1)].into())
+    storage
+        .create(&rust_book())
         .await
-        .expect_err("another uid serves it");
+        .expect("created once the daemon listens");
+    assert_eq!(memory.snapshot().len(), 1);
+    let refused = Storage::new(collegium_sdk::storage::from_socket(
+        &path,
+        [me.wrapping_add(1)].into(),
+    ))
+    .create(&rust_book())
+    .await
+    .expect_err("another uid serves it");
     assert!(
         refused.to_string().contains(&format!("served by uid {me}")),
         "{refused}"
     );
+    assert_eq!(memory.snapshot().len(), 1, "nothing was sent to it");
 }

@@ -172,7 +172,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
         // This boot's grant-signing key: every worker gets its public half at
         // the handshake, and it dies with the process (ARCHITECTURE §4).
         let signer = GrantSigner::generate(&boot_id);
-        let toolsets = plugins::start(&loaded, &signer, &store).await?;
+        let toolsets = plugins::start(&loaded, &signer, &store, plugins::Purpose::Boot).await?;
         info!(
             toolsets = toolsets.registry.toolsets().count(),
             plugins = toolsets.running.len(),
@@ -248,9 +248,7 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
             }
             Err(error) => Err(error),
         };
-        for toolset in toolsets.running {
-            toolset.stop().await;
-        }
+        toolsets.stop().await;
         served
     })
 }

@@ -6,7 +6,7 @@
 //! connection to its namespace by the peer's uid.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use hyper_util::rt::TokioIo;
@@ -24,8 +24,6 @@ pub enum ConnectError {
     AlreadyTaken(i32),
     #[error("fd {fd} is not a Unix stream socket: {reason}")]
     NotASocket { fd: i32, reason: String },
-    #[error("the storage socket {path}: {reason}")]
-    Socket { path: PathBuf, reason: String },
     #[error("the storage connection could not be opened: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -97,44 +95,33 @@ pub async fn from_fd(owned: std::os::fd::OwnedFd) -> Result<Channel, ConnectErro
 
 /// A channel to the daemon's storage socket at `path`, served by a process
 /// whose uid is one of `daemon_uids` (the `--allow-uid` the daemon passed):
-/// a socket served by anyone else is not spoken to.
-pub async fn from_socket(path: &Path, daemon_uids: BTreeSet<u32>) -> Result<Channel, ConnectError> {
+/// a socket served by anyone else is not spoken to. It connects at the first
+/// call and again after the daemon restarts: a plugin its own unit runs is
+/// started before the daemon listens (`Before=collegium.service`) and
+/// outlives the daemon's restarts. A call that cannot connect fails with
+/// `UNAVAILABLE`, naming the socket and why.
+pub fn from_socket(path: &Path, daemon_uids: BTreeSet<u32>) -> Channel {
     let socket = path.to_path_buf();
-    let channel = endpoint()
-        .connect_with_connector(tower::service_fn(move |_| {
-            let socket = socket.clone();
-            let daemon_uids = daemon_uids.clone();
-            async move {
-                let stream = UnixStream::connect(&socket).await?;
-                let uid = stream.peer_cred()?.uid();
-                if !daemon_uids.contains(&uid) {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::PermissionDenied,
-                        format!(
-                            "{} is served by uid {uid}, not the daemon's ({daemon_uids:?})",
-                            socket.display()
-                        ),
-                    ));
-                }
-                Ok::<_, std::io::Error>(TokioIo::new(stream))
+    endpoint().connect_with_connector_lazy(tower::service_fn(move |_| {
+        let socket = socket.clone();
+        let daemon_uids = daemon_uids.clone();
+        async move {
+            let stream = UnixStream::connect(&socket)
+                .await
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", socket.display())))?;
+            let uid = stream.peer_cred()?.uid();
+            if !daemon_uids.contains(&uid) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is served by uid {uid}, not the daemon's ({daemon_uids:?})",
+                        socket.display()
+                    ),
+                ));
             }
-        }))
-        .await
-        .map_err(|e| ConnectError::Socket {
-            path: path.to_path_buf(),
-            reason: format!("{e}: {}", source_chain(&e)),
-        })?;
-    Ok(channel)
-}
-
-fn source_chain(error: &dyn std::error::Error) -> String {
-    let mut out = Vec::new();
-    let mut next = error.source();
-    while let Some(e) = next {
-        out.push(e.to_string());
-        next = e.source();
-    }
-    out.join(": ")
+            Ok::<_, std::io::Error>(TokioIo::new(stream))
+        }
+    }))
 }
 
 /// The URI is required by the builder and never dialled: the connector

@@ -3,6 +3,7 @@
 //! `collegium` binary. Scenarios are named for the section they prove
 //! (`s3_1_…`).
 
+pub mod accounts;
 pub mod browser_worker;
 pub mod clearing;
 pub mod fixture;

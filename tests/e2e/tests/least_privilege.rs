@@ -11,25 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use collegium_provision::host::provision;
+use e2e::accounts::{ALLOW_ROOT, SystemUser, effective_uid};
 use e2e::{Harness, binary};
-use nix::unistd::{User, geteuid};
-
-/// The harness's line allowing root (`Harness::write_config`).
-const ALLOW_ROOT: &str = "allow_root = true\n";
-
-/// Sets `line` under `[deployment]`.
-fn deployment_line(h: &Harness, line: &str) {
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    let text = text.replacen("[deployment]\n", &format!("[deployment]\n{line}\n"), 1);
-    std::fs::write(&h.config, text).expect("write config");
-}
-
-/// Takes out the harness's `allow_root = true`.
-fn forbid_root(h: &Harness) {
-    let text = std::fs::read_to_string(&h.config).expect("config");
-    assert!(text.contains(ALLOW_ROOT), "the harness allows root");
-    std::fs::write(&h.config, text.replacen(ALLOW_ROOT, "", 1)).expect("write config");
-}
+use nix::unistd::geteuid;
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
@@ -43,7 +27,7 @@ async fn a21_a_daemon_started_as_root_is_refused_before_the_store_unless_the_con
         return;
     }
     h.provision().await.expect("provisioned");
-    forbid_root(&h);
+    h.forbid_root();
     let store = h.state_dir().join(collegium_control::daemon::STORE_FILE);
     assert!(!store.exists(), "provisioning makes no store");
 
@@ -58,7 +42,7 @@ async fn a21_a_daemon_started_as_root_is_refused_before_the_store_unless_the_con
     assert!(!store.exists(), "refused before the store is opened");
 
     // Allowed on purpose, the same daemon boots as root.
-    deployment_line(&h, ALLOW_ROOT.trim_end());
+    h.deployment_line(ALLOW_ROOT.trim_end());
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
 }
@@ -77,7 +61,7 @@ fn shell_deployment_with_app_root(h: &Harness, name: &str) -> (PathBuf, PathBuf)
     chmod(&roots, 0o755);
     let app_root = roots.join("app");
     std::fs::create_dir_all(&app_root).expect("the app root");
-    deployment_line(h, &format!("app_root = \"{}\"", app_root.display()));
+    h.deployment_line(&format!("app_root = \"{}\"", app_root.display()));
     (roots, app_root)
 }
 
@@ -166,86 +150,19 @@ async fn s6_1_boot_refuses_while_an_agents_user_can_traverse_the_plugins_root() 
     let _ = std::fs::remove_dir_all(&roots);
 }
 
-/// A system user made for one test and removed after it.
-struct SystemUser {
-    name: String,
-}
-
-impl SystemUser {
-    fn create() -> Self {
-        let name = format!("collegium-e2e-{}", std::process::id());
-        let status = Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-            ])
-            .arg(&name)
-            .status()
-            .expect("run useradd");
-        assert!(status.success(), "useradd {name}");
-        Self { name }
-    }
-
-    fn user(&self) -> User {
-        User::from_name(&self.name)
-            .expect("lookup")
-            .expect("the user exists")
-    }
-}
-
-impl Drop for SystemUser {
-    fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).status();
-    }
-}
-
-/// The effective uid of process `pid`, from `/proc`.
-fn effective_uid(pid: u32) -> u32 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .and_then(|uid| uid.parse().ok())
-        .expect("an Uid line")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a21_the_daemon_boots_as_a_system_user_of_its_own() {
     let h = Harness::start().await;
     if !geteuid().is_root() {
         return;
     }
-    let account = SystemUser::create();
+    let account = SystemUser::create("");
     let user = account.user();
     // As a deployment has it: the configuration names the daemon's user,
     // which the provisioner gives the state directory and the token file,
-    // and nothing allows root.
-    forbid_root(&h);
-    deployment_line(&h, &format!("daemon_user = \"{}\"", account.name));
-    h.provision().await.expect("provisioned");
-    // The directories the daemon writes beside its state (sockets, audit
-    // logs) are its own, as deploy/tmpfiles.d makes them; the harness's
-    // directory above them is passable (0755).
-    // The workspaces root is its too: it fills each agent's workspace (A2).
-    let owned = [
-        h.state_dir(),
-        h.dir.path().join("run"),
-        h.dir.path().join("audit"),
-        h.dir.path().join("workspaces"),
-    ];
-    for dir in &owned {
-        std::fs::create_dir_all(dir).expect("mkdir");
-        let chowned = Command::new("chown")
-            .arg("-R")
-            .arg(format!("{}:{}", user.uid, user.gid))
-            .arg(dir)
-            .status()
-            .expect("chown");
-        assert!(chowned.success(), "chown {}", dir.display());
-    }
+    // and nothing allows root. The workspaces root is its too: it fills
+    // each agent's workspace (A2).
+    h.provision_for_daemon_user(&user).await;
     assert!(
         std::fs::metadata(binary("collegium"))
             .expect("the binary")

@@ -123,7 +123,8 @@ async fn s3_14_a_plugin_without_no_new_privileges_refuses_boot_naming_the_field(
 const WORKER_USER: &str = "collegium-test-worker";
 
 /// With the daemon as root, a plugin configured with a user of its own runs
-/// as that user: the handshake holds it to that uid with no capabilities,
+/// as that user (a daemon that is not root connects to its unit instead:
+/// plugin_own_unit.rs): the handshake holds it to that uid with no capabilities,
 /// and its socket and audit log live in directories it owns.
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
@@ -142,7 +143,10 @@ async fn s3_14_a_plugin_runs_under_its_own_user_when_the_daemon_is_root() {
     if !nix::unistd::geteuid().is_root() {
         let (code, stderr) = h.daemon_refusal();
         assert_eq!(code, Some(1), "{stderr}");
-        assert!(stderr.contains("only a daemon running as root"), "{stderr}");
+        assert!(
+            stderr.contains(&format!("it runs from its own unit as {WORKER_USER}")),
+            "{stderr}"
+        );
         return;
     }
     let user = nix::unistd::User::from_name(WORKER_USER)

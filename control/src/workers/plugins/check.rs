@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use collegium_worker_kit::grant::GrantSigner;
 
-use super::{PluginError, start, ungranted};
+use super::{PluginError, Purpose, start, ungranted};
 use crate::config::LoadedConfig;
 
 /// One plugin as the check found it.
@@ -19,6 +19,9 @@ pub struct Checked {
     pub tools: usize,
     /// Its tools no agent is granted: a warning, never a refusal (§3.14).
     pub ungranted: Vec<String>,
+    /// The user whose own unit runs it, where the check left it to the
+    /// daemon's boot rather than take it from a running daemon.
+    pub left_to_boot: Option<String>,
 }
 
 /// Starts every granted plugin under a throwaway key, holds it to every
@@ -35,24 +38,27 @@ pub async fn check(loaded: &LoadedConfig) -> Result<Vec<Checked>, PluginError> {
         namespace: "(config check)".into(),
         reason,
     })?;
-    let started = start(&isolated, &signer, &store).await;
-    let result = started.map(|toolsets| {
-        let checked: Vec<Checked> = toolsets
-            .running
-            .iter()
-            .map(|t| Checked {
-                namespace: t.declaration.namespace.clone(),
-                tools: t.declaration.tools.len(),
-                ungranted: ungranted(loaded, &t.declaration),
-            })
-            .collect();
-        (checked, toolsets.running)
-    });
-    let outcome = match result {
-        Ok((checked, running)) => {
-            for toolset in running {
-                toolset.stop().await;
-            }
+    let started = start(&isolated, &signer, &store, Purpose::Check).await;
+    let outcome = match started {
+        Ok(toolsets) => {
+            let mut checked: Vec<Checked> = toolsets
+                .running
+                .iter()
+                .map(|t| Checked {
+                    namespace: t.declaration.namespace.clone(),
+                    tools: t.declaration.tools.len(),
+                    ungranted: ungranted(loaded, &t.declaration),
+                    left_to_boot: None,
+                })
+                .collect();
+            checked.extend(toolsets.left_to_boot.iter().map(|left| Checked {
+                namespace: left.namespace.clone(),
+                tools: 0,
+                ungranted: Vec::new(),
+                left_to_boot: Some(left.user.clone()),
+            }));
+            checked.sort_by(|a, b| a.namespace.cmp(&b.namespace));
+            toolsets.stop().await;
             Ok(checked)
         }
         Err(error) => Err(error),
@@ -87,6 +93,13 @@ pub fn summary(checked: &[Checked]) -> String {
         checked.len()
     );
     for plugin in checked {
+        if let Some(user) = &plugin.left_to_boot {
+            out.push_str(&format!(
+                "  {}: not started by the check: collegium-plugin@{}.service runs it as {user}, and the daemon checks it when it boots\n",
+                plugin.namespace, plugin.namespace
+            ));
+            continue;
+        }
         out.push_str(&format!("  {}: {} tools", plugin.namespace, plugin.tools));
         if !plugin.ungranted.is_empty() {
             let tools: Vec<String> = plugin
@@ -109,11 +122,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn s3_14_the_check_says_which_plugins_it_left_to_their_units() {
+        let text = summary(&[Checked {
+            namespace: "bookmark".into(),
+            tools: 0,
+            ungranted: Vec::new(),
+            left_to_boot: Some("collegium-plugin-bookmark".into()),
+        }]);
+        assert_eq!(
+            text,
+            "plugins (1), each started and its agents' settings checked against its schema:\n  bookmark: not started by the check: collegium-plugin@bookmark.service runs it as collegium-plugin-bookmark, and the daemon checks it when it boots\n"
+        );
+    }
+
+    #[test]
     fn s3_14_the_checks_summary_warns_of_each_ungranted_tool() {
         let text = summary(&[Checked {
             namespace: "bookmark".into(),
             tools: 3,
             ungranted: vec!["remove".into()],
+            left_to_boot: None,
         }]);
         assert_eq!(
             text,

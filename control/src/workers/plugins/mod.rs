@@ -10,6 +10,7 @@
 //! - `root`: who may write the plugins' code (§6.1).
 //! - `env`: the minimal environment a child plugin starts with.
 //! - `restart`: a crashed plugin restarted, held to its boot description.
+//! - `own_unit`: where a plugin runs, and a unit-run plugin connected to.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -22,6 +23,7 @@ use tokio::process::{Child, Command};
 
 pub mod check;
 pub mod env;
+pub mod own_unit;
 pub mod refusals;
 pub mod restart;
 pub mod root;
@@ -85,13 +87,18 @@ pub enum PluginError {
 pub struct RunningToolset {
     pub worker: std::sync::Arc<Worker>,
     pub declaration: ToolsetDeclaration,
-    supervisor: restart::Supervisor,
+    /// None for a plugin its own unit runs: systemd restarts that one, and
+    /// its next call holds it to its boot description all the same.
+    supervisor: Option<restart::Supervisor>,
 }
 
 impl RunningToolset {
-    /// Asks the process to stop and waits a moment for it; kills it after.
+    /// Asks a child's process to stop and waits a moment for it; kills it
+    /// after. A unit-run plugin is its unit's to stop.
     pub async fn stop(self) {
-        self.supervisor.stop().await;
+        if let Some(supervisor) = self.supervisor {
+            supervisor.stop().await;
+        }
     }
 }
 
@@ -152,6 +159,38 @@ pub fn granted_plugins(loaded: &LoadedConfig) -> BTreeSet<String> {
 pub struct Toolsets {
     pub running: Vec<RunningToolset>,
     pub registry: Registry,
+    /// Plugins a check left to the daemon's boot: their own units run them.
+    pub left_to_boot: Vec<LeftToBoot>,
+    /// The storage listener unit-run plugins connect to, while any runs.
+    storage_listener: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Toolsets {
+    /// Stops every child plugin and the storage listener.
+    pub async fn stop(self) {
+        if let Some(listener) = self.storage_listener {
+            listener.abort();
+        }
+        for toolset in self.running {
+            toolset.stop().await;
+        }
+    }
+}
+
+/// A plugin `collegium config check` did not start: its own unit runs it,
+/// and handing it the check's key would take it from the running daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftToBoot {
+    pub namespace: String,
+    pub user: String,
+}
+
+/// Why the plugins are started: for a daemon's boot, or for a check that
+/// must leave a running deployment's plugins alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Boot,
+    Check,
 }
 
 /// Starts every granted plugin, connects to it with the boot's key, and
@@ -160,9 +199,12 @@ pub async fn start(
     loaded: &LoadedConfig,
     signer: &GrantSigner,
     store: &crate::store::StoreHandle,
+    purpose: Purpose,
 ) -> Result<Toolsets, PluginError> {
     let deployment = &loaded.config.deployment;
     let mut running = Vec::new();
+    let mut left_to_boot = Vec::new();
+    let mut unit_run = own_unit::UnitRun::default();
     let mut registry = loaded.registry.clone();
     let plugins: Vec<String> = granted_plugins(loaded).into_iter().collect();
     check_root(loaded, &plugins)?;
@@ -194,30 +236,32 @@ pub async fn start(
             .plugins
             .get(&namespace)
             .and_then(|p| p.user.as_deref());
-        let run_as = run_as(user, &daemon).map_err(&start_error)?;
-        // Each toolset gets a socket directory and an audit directory of its
-        // own, owned by the user it runs as; their parents only let it pass.
-        let socket_dir = deployment.runtime_dir.join(&namespace);
-        let audit_dir = deployment.audit_dir.join(&namespace);
-        for (parent, dir) in [
-            (&deployment.runtime_dir, &socket_dir),
-            (&deployment.audit_dir, &audit_dir),
-        ] {
-            owned_dir(parent, dir, run_as.as_ref()).map_err(&start_error)?;
-        }
-        // Where `host::reach` has the shell worker try it as each agent.
+        let placement = own_unit::placement(user, &daemon).map_err(&start_error)?;
+        // Where `host::reach` has the shell worker try it as each agent,
+        // and where collegium-plugin@.service serves it.
         let socket = super::framework::socket(loaded, &namespace);
-        let audit = audit_dir.join(format!("{namespace}.audit.jsonl"));
-        let launch = Launch {
-            executable,
-            socket: socket.clone(),
-            audit,
-            daemon_uid: daemon.uid,
-            run_as: run_as.clone(),
-            storage: None,
+        let started = match &placement {
+            own_unit::Placement::Child(run_as) => {
+                let launch = launch(loaded, &namespace, executable, &daemon, run_as)
+                    .map_err(&start_error)?;
+                let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
+                Started::Child(launch, child, storage)
+            }
+            own_unit::Placement::OwnUnit(user) if purpose == Purpose::Check => {
+                left_to_boot.push(LeftToBoot {
+                    namespace: namespace.clone(),
+                    user: user.name.clone(),
+                });
+                continue;
+            }
+            own_unit::Placement::OwnUnit(user) => {
+                own_unit::await_socket(&namespace, user, &socket, READY_WITHIN)
+                    .await
+                    .map_err(&start_error)?;
+                Started::OwnUnit(user.uid.as_raw())
+            }
         };
-        let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
-        let sandbox = match &run_as {
+        let sandbox = match placement.user() {
             // A process started as another user from root keeps no
             // capability (the uid switch clears them), and must say so.
             Some(user) => SandboxExpectation {
@@ -276,16 +320,26 @@ pub async fn start(
             &worker.described().storage_collections,
         )
         .map_err(|e| start_error(e.to_string()))?;
-        let binding = StorageBinding {
-            collections,
-            store: store.clone(),
-        };
-        binding
-            .serve(storage)
-            .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
-        let launch = Launch {
-            storage: Some(binding),
-            ..launch
+        let held = restart::Held::new();
+        let supervisor = match started {
+            Started::Child(launch, child, storage) => {
+                let binding = StorageBinding {
+                    collections,
+                    store: store.clone(),
+                };
+                binding
+                    .serve(storage)
+                    .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
+                let launch = Launch {
+                    storage: Some(binding),
+                    ..launch
+                };
+                Some((child, launch))
+            }
+            Started::OwnUnit(uid) => {
+                unit_run.bind(uid, collections);
+                None
+            }
         };
         registry
             .add(declaration.clone())
@@ -298,16 +352,70 @@ pub async fn start(
             tools = declaration.tools.len(),
             "plugin ready"
         );
-        let held = restart::Held::new();
         let worker = std::sync::Arc::new(worker.hold_as_plugin(held.clone()));
-        let supervisor = restart::Supervisor::start(namespace.clone(), child, launch, held);
+        let supervisor = supervisor.map(|(child, launch)| {
+            restart::Supervisor::start(namespace.clone(), child, launch, held)
+        });
         running.push(RunningToolset {
             worker,
             declaration,
             supervisor,
         });
     }
-    Ok(Toolsets { running, registry })
+    // §3.14: a unit-run plugin's storage connection is bound by its uid.
+    let storage_listener = unit_run
+        .listen(
+            &deployment
+                .runtime_dir
+                .join(crate::plugin_storage::serve::SOCKET_NAME),
+            store,
+        )
+        .map_err(|e| PluginError::Start {
+            namespace: "(unit-run plugins)".into(),
+            reason: e.to_string(),
+        })?;
+    Ok(Toolsets {
+        running,
+        registry,
+        left_to_boot,
+        storage_listener,
+    })
+}
+
+/// A plugin this boot reached: a child started here, with its storage
+/// connection still to serve, or one its own unit runs as `uid`.
+enum Started {
+    Child(Launch, Child, DaemonEnd),
+    OwnUnit(u32),
+}
+
+/// How a child plugin is started, kept to start it again the same way.
+/// Each gets a socket directory and an audit directory of its own, owned by
+/// the user it runs as; their parents only let it pass.
+fn launch(
+    loaded: &LoadedConfig,
+    namespace: &str,
+    executable: std::path::PathBuf,
+    daemon: &SandboxExpectation,
+    run_as: &Option<nix::unistd::User>,
+) -> Result<Launch, String> {
+    let deployment = &loaded.config.deployment;
+    let socket_dir = deployment.runtime_dir.join(namespace);
+    let audit_dir = deployment.audit_dir.join(namespace);
+    for (parent, dir) in [
+        (&deployment.runtime_dir, &socket_dir),
+        (&deployment.audit_dir, &audit_dir),
+    ] {
+        owned_dir(parent, dir, run_as.as_ref())?;
+    }
+    Ok(Launch {
+        executable,
+        socket: super::framework::socket(loaded, namespace),
+        audit: audit_dir.join(format!("{namespace}.audit.jsonl")),
+        daemon_uid: daemon.uid,
+        run_as: run_as.clone(),
+        storage: None,
+    })
 }
 
 /// A plugin tool no agent holds is legitimate, and exactly what a forgotten
@@ -551,30 +659,6 @@ fn die_with_daemon(command: &mut Command) {
             Ok(())
         });
     }
-}
-
-/// The OS user a plugin runs as: none for the daemon's own user. Another
-/// user takes root to start a process as; a daemon that is not root and is
-/// not that user refuses rather than run the plugin as someone else.
-fn run_as(
-    user: Option<&str>,
-    daemon: &SandboxExpectation,
-) -> Result<Option<nix::unistd::User>, String> {
-    let Some(name) = user else {
-        return Ok(None);
-    };
-    let user = nix::unistd::User::from_name(name)
-        .map_err(|e| format!("cannot look up the OS user {name}: {e}"))?
-        .ok_or_else(|| format!("plugins.*.user names {name}, and there is no such OS user"))?;
-    if user.uid.as_raw() == daemon.uid {
-        return Ok(None);
-    }
-    if daemon.uid != 0 {
-        return Err(format!(
-            "it is to run as {name}, and only a daemon running as root can start it so"
-        ));
-    }
-    Ok(Some(user))
 }
 
 /// Creates `dir` (mode 0700, owned by `owner` when given) inside `parent`,
