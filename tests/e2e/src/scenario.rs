@@ -261,3 +261,50 @@ pub async fn private_channel_with_mira(h: &Harness, owner: &str, name: &str) -> 
         .expect("mira added");
     channel.id
 }
+
+/// Row count and a checksum of every table of the store but `except`, read
+/// by a read-only connection as an operator's query would: "unchanged" is
+/// a claim about every row.
+pub fn table_digests(
+    h: &Harness,
+    except: &str,
+) -> std::collections::BTreeMap<String, (usize, String)> {
+    use sha2::Digest;
+    let conn = rusqlite::Connection::open_with_flags(
+        h.state_dir().join("collegium.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("read-only connection");
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .expect("prepare")
+        .query_map([], |row| row.get(0))
+        .expect("tables")
+        .collect::<Result<_, _>>()
+        .expect("names");
+    let mut out = std::collections::BTreeMap::new();
+    for name in names.into_iter().filter(|n| n != except) {
+        let mut statement = conn
+            .prepare(&format!("SELECT * FROM \"{name}\""))
+            .expect("select");
+        let columns = statement.column_count();
+        let mut rows: Vec<String> = statement
+            .query_map([], |row| {
+                (0..columns)
+                    .map(|i| {
+                        row.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|values| values.join("\u{1f}"))
+            })
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("values");
+        rows.sort();
+        let digest = sha2::Sha256::digest(rows.join("\u{1e}").as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        out.insert(name, (rows.len(), hex));
+    }
+    out
+}

@@ -8,6 +8,10 @@
 //! `echo::stamp` (gated) renders the text it will stamp and answers it
 //! stamped. It does not verify grants or keep an audit log, which the SDK's
 //! worker kit does; the daemon's side of the wire is the same either way.
+//! It declares one storage collection, `marks`, which its hostile half
+//! (`hostile.rs`, armed by `ECHO_HOSTILE_REPORT`) attacks around.
+
+mod hostile;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -158,6 +162,7 @@ impl Toolset for Echo {
             settings_schema_json: r#"{"type":"object","additionalProperties":false}"#.into(),
             min_protocol_version: collegium_proto::PROTOCOL_VERSION,
             max_protocol_version: collegium_proto::PROTOCOL_VERSION,
+            storage_collections: hostile::collections(),
             ..DescribeResponse::default()
         }))
     }
@@ -237,6 +242,9 @@ async fn serve(args: Args) -> Result<(), String> {
     let allowed = args.allow_uids;
     // Only the daemon's uid is served; anyone else is closed unread.
     let incoming = async_stream(listener, allowed);
+    if let Some(report) = hostile::report_path() {
+        hostile::arm(report).await?;
+    }
     println!("ready");
     tonic::transport::Server::builder()
         .add_service(ToolsetServer::new(Echo))
