@@ -127,6 +127,10 @@ fn private_files(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The page cache each connection may grow to, in KiB (SQLite takes a
+/// negative `cache_size` as KiB): 32 MiB.
+const CACHE_SIZE_KIB: i64 = -32_768;
+
 /// An open, migrated store. One per process: it is the sole writer.
 pub struct Store {
     conn: Connection,
@@ -149,6 +153,12 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_error)?;
+        // SQLite's default page cache is 2 MiB: a scan of a plugin's
+        // collection of 10,000 records, or a conversation's search, touches
+        // more, and rereads its pages from the OS on every query
+        // (docs/benchmarks.md). Pages are taken only as they are read.
+        conn.pragma_update(None, "cache_size", CACHE_SIZE_KIB)
             .map_err(open_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_error)?;
