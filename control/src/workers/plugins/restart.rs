@@ -237,8 +237,9 @@ impl Supervisor {
             .await
             .is_err()
         {
-            // A stop that came while a restart awaited `ready` was not seen:
-            // aborting drops the task's child, which is killed on drop.
+            // The task sees a stop at once, but a process that ignores
+            // SIGTERM is given 5 s: aborting past that drops the task's
+            // child, which is killed on drop.
             self.task.abort();
         }
     }
@@ -268,7 +269,15 @@ async fn watch_over(
                 }
                 tracing::warn!(plugin = %namespace, %status, "a plugin's process ended; starting it again from the same executable");
                 restarts.push(Instant::now());
-                match super::spawn(&launch).await {
+                // A stop while the new process has not yet said `ready`
+                // drops the start, and the half-started child with it
+                // (killed on drop): nothing is left serving a socket
+                // nobody answers for.
+                let started = tokio::select! {
+                    started = super::spawn(&launch) => started,
+                    _ = &mut stopped => return,
+                };
+                match started {
                     Ok((started, storage)) => {
                         child = started;
                         // The fresh connection serves the boot's collections.
@@ -376,6 +385,83 @@ mod tests {
         // A later description as at boot does not bring it back (§9).
         assert!(held.described_again("bookmark", &boot, &boot).is_ok());
         assert!(held.unavailable().is_some());
+    }
+
+    /// Whether process `pid` is gone or a zombie waiting to be reaped.
+    fn ended(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true)
+    }
+
+    /// A stop that arrives while a restarted plugin has not yet printed
+    /// `ready` ends the start at once, and the half-started process dies
+    /// with it rather than serve a socket nobody answers for; the plugin is
+    /// not made unavailable, since nothing failed.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn s9_a_stop_while_a_restart_awaits_ready_kills_the_restarted_process() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let serve = dir.path().join("serve");
+        // Ready the first time; started again, it never says so.
+        std::fs::write(
+            &serve,
+            "#!/bin/sh\nif [ -e \"$0.started\" ]; then echo $$ > \"$0.second\"; exec sleep 600; fi\n: > \"$0.started\"\necho ready\nexec sleep 600\n",
+        )
+        .expect("write");
+        std::fs::set_permissions(&serve, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let launch = Launch {
+            executable: serve.clone(),
+            socket: dir.path().join("toolset.sock"),
+            audit: dir.path().join("audit.jsonl"),
+            daemon_uid: nix::unistd::getuid().as_raw(),
+            run_as: None,
+            storage: None,
+        };
+        let (child, _storage) = super::super::spawn(&launch).await.expect("first start");
+        let first = child.id().expect("a pid");
+        let held = Held::new();
+        let supervisor = Supervisor::start("fixture".into(), child, launch, held.clone());
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(first).expect("pid")),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill -9");
+        let marker = dir.path().join("serve.second");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let second: u32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&marker)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the plugin was not started again"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert!(!ended(second), "the restarted process awaits its ready");
+        let stopping = Instant::now();
+        supervisor.stop().await;
+        assert!(
+            stopping.elapsed() < Duration::from_secs(5),
+            "the stop was seen at once, not after the start's deadline: {:?}",
+            stopping.elapsed()
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !ended(second) {
+            assert!(
+                Instant::now() < deadline,
+                "the half-started plugin {second} outlived the stop"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(held.unavailable().is_none(), "a stop is no failure");
     }
 
     #[tokio::test]
