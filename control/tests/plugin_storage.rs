@@ -289,6 +289,47 @@ async fn s3_14_a_taken_id_is_refused_never_overwritten() {
     assert_eq!(data(&kept.data_json)["url"], "https://first");
 }
 
+/// An answer too large for a plugin's client to decode is a typed refusal
+/// naming its size and what to change, never a broken transport and never
+/// cut short (A4); with a limit the same query answers.
+#[tokio::test]
+async fn s3_14_a_query_whose_answer_is_over_4_mib_is_refused_naming_its_size() {
+    let f = fixture();
+    let mut client = connect(&f.store, "bookmark", &[("marks", MARKS)]).await;
+    let note = "n".repeat(60_000);
+    for n in 0..75 {
+        client
+            .create(create(
+                "marks",
+                &format!("m{n:02}"),
+                json!({"url": format!("https://a/{n}"), "title": note}),
+            ))
+            .await
+            .expect("created");
+    }
+    let message = refused(
+        client.query(query("marks", Vec::new(), None)).await,
+        Code::InvalidArgument,
+    );
+    assert!(
+        message.starts_with("the query on `marks` matched 75 records, "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(&format!(
+            "over the {}-byte limit of an answer; give a limit, or narrow the conditions",
+            collegium_control::plugin_storage::service::MAX_ANSWER_BYTES
+        )),
+        "{message}"
+    );
+    let limited = client
+        .query(query("marks", Vec::new(), Some(10)))
+        .await
+        .expect("a limited query answers")
+        .into_inner();
+    assert_eq!(limited.records.len(), 10);
+}
+
 #[tokio::test]
 async fn s3_14_a_query_is_an_and_of_typed_conditions_in_created_order() {
     let f = fixture();

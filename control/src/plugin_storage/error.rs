@@ -71,6 +71,15 @@ pub enum StorageError {
         id: String,
         problems: Vec<String>,
     },
+    #[error(
+        "the query on `{collection}` matched {records} records, {size} bytes in one answer, over the {limit}-byte limit of an answer; give a limit, or narrow the conditions"
+    )]
+    AnswerTooLarge {
+        collection: String,
+        records: usize,
+        size: usize,
+        limit: usize,
+    },
     #[error("the store failed: {0}")]
     Store(#[from] StoreError),
 }
@@ -87,6 +96,7 @@ impl StorageError {
             | Self::Stamped { .. }
             | Self::BadId { .. }
             | Self::TooLarge { .. }
+            | Self::AnswerTooLarge { .. }
             | Self::Invalid { .. }
             | Self::InvalidQuery { .. } => Code::InvalidArgument,
         }

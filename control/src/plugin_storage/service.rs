@@ -79,6 +79,10 @@ fn now() -> Millis {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// The largest query answer sent: tonic's default limit on a message a
+/// client decodes, which is what a plugin's client has unless it raised it.
+pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
 fn wire(record: &Record) -> WireRecord {
     WireRecord {
         collection: record.collection.clone(),
@@ -169,9 +173,23 @@ impl Storage for StorageService {
                 records::query(s, ns, c, &filters, limit)
             })
             .await?;
-        Ok(Response::new(QueryResponse {
+        let answer = QueryResponse {
             records: found.iter().map(wire).collect(),
-        }))
+        };
+        // A plugin's gRPC client refuses an answer over 4 MiB, which would
+        // reach it as a broken transport; said here instead, as what it
+        // can change, and never cut short (A4).
+        let size = prost::Message::encoded_len(&answer);
+        if size > MAX_ANSWER_BYTES {
+            return Err(StorageError::AnswerTooLarge {
+                collection,
+                records: answer.records.len(),
+                size,
+                limit: MAX_ANSWER_BYTES,
+            }
+            .into());
+        }
+        Ok(Response::new(answer))
     }
 
     async fn unit(&self, request: Request<UnitRequest>) -> Result<Response<UnitView>, Status> {

@@ -84,9 +84,29 @@ fn close_inherited(command: &mut Command) {
     }
 }
 
+/// What to add to a start's error where it may be the kernel's: before
+/// Linux 5.11 `close_range` with `CLOSE_RANGE_CLOEXEC` fails (ENOSYS before
+/// 5.9, EINVAL after), and the start fails with a bare errno.
+pub fn unsupported_hint(error: &std::io::Error) -> &'static str {
+    match error.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS) => {
+            "; a plugin starts with every inherited descriptor closed by close_range(CLOSE_RANGE_CLOEXEC), which needs Linux 5.11 or later (see uname -r)"
+        }
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_failing_as_an_old_kernel_fails_names_the_kernel_it_needs() {
+        let old = std::io::Error::from_raw_os_error(libc::EINVAL);
+        assert!(unsupported_hint(&old).contains("Linux 5.11 or later"));
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(unsupported_hint(&missing), "");
+    }
 
     #[test]
     fn s3_14_a_plugins_environment_names_only_what_a_process_needs() {

@@ -213,173 +213,221 @@ pub async fn start(
         return Err(PluginError::Reserved(reserved));
     }
     for namespace in plugins {
-        let start_error = |reason: String| PluginError::Start {
-            namespace: namespace.clone(),
-            reason,
-        };
-        let refused = |refusals: Vec<String>| PluginError::Refused {
-            namespace: namespace.clone(),
-            refusals,
-        };
-        // The layout before anything runs (§3.14): the directory, its
-        // executable, and every skill it ships, assigned or not.
-        let executable = refusals::layout(&deployment.plugins_root, &namespace)
-            .map_err(|refusal| refused(vec![refusal]))?;
-        let skill_refusals = refusals::skills(&deployment.plugins_root, &namespace);
-        if !skill_refusals.is_empty() {
-            return Err(refused(skill_refusals));
+        match start_one(loaded, signer, store, purpose, &namespace, &mut registry).await {
+            Ok(Reached::Running(toolset, bound)) => {
+                if let Some((uid, collections)) = bound {
+                    unit_run.bind(uid, collections);
+                }
+                running.push(toolset);
+            }
+            Ok(Reached::LeftToBoot(left)) => left_to_boot.push(left),
+            // The plugins already started are stopped, not left to a
+            // daemon that will not run them.
+            Err(error) => {
+                for toolset in running {
+                    toolset.stop().await;
+                }
+                return Err(error);
+            }
         }
-        let daemon =
-            SandboxExpectation::of_this_process().map_err(|e| start_error(e.to_string()))?;
-        let user = loaded
-            .config
-            .plugins
-            .get(&namespace)
-            .and_then(|p| p.user.as_deref());
-        let placement = own_unit::placement(user, &daemon).map_err(&start_error)?;
-        // Where `host::reach` has the shell worker try it as each agent,
-        // and where collegium-plugin@.service serves it.
-        let socket = super::framework::socket(loaded, &namespace);
-        let started = match &placement {
-            own_unit::Placement::Child(run_as) => {
-                let launch = launch(loaded, &namespace, executable, &daemon, run_as)
-                    .map_err(&start_error)?;
-                let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
-                Started::Child(launch, child, storage)
-            }
-            own_unit::Placement::OwnUnit(user) if purpose == Purpose::Check => {
-                left_to_boot.push(LeftToBoot {
-                    namespace: namespace.clone(),
-                    user: user.name.clone(),
-                });
-                continue;
-            }
-            own_unit::Placement::OwnUnit(user) => {
-                own_unit::await_socket(&namespace, user, &socket, READY_WITHIN)
-                    .await
-                    .map_err(&start_error)?;
-                Started::OwnUnit(user.uid.as_raw())
-            }
-        };
-        let sandbox = match placement.user() {
-            // A process started as another user from root keeps no
-            // capability (the uid switch clears them), and must say so.
-            Some(user) => SandboxExpectation {
-                uid: user.uid.as_raw(),
-                gid: user.gid.as_raw(),
-                allowed_capabilities: 0,
-                landlock_floor: None,
-                command_cgroups: false,
-                command_namespaces: &[],
-                command_bounds: &[],
-            },
-            None => daemon,
-        };
-        let spec = WorkerSpec {
-            socket,
-            served_by: Some(sandbox.uid),
-            // The plugin's description is its declaration (§3.14): what is
-            // compared here is its sandbox, and its tools' own consistency.
-            declaration: ToolsetDeclaration {
-                namespace: namespace.clone(),
-                kind: ToolsetKind::Plugin,
-                host: Host::Plugin,
-                tools: Vec::new(),
-                settings_schema: serde_json::json!({"type": "object"}),
-                skills: Vec::new(),
-            },
-            sandbox,
-        };
-        // The description's own refusals are found as it is read, and said
-        // before the handshake's: they name what the plugin must change.
-        let mut described_refusals = Vec::new();
-        let connected = tokio::time::timeout(
-            DESCRIBE_WITHIN,
-            Worker::connect_declaring(&spec, signer, |ns, described| {
-                described_refusals = refusals::described(described);
-                declarations::plugin(ns, described)
-            }),
-        )
-        .await
-        .map_err(|_| {
-            refused(vec![format!(
-                "it printed `ready` and gave no `Describe` answer within {} s; answer `Describe` on {} as soon as it prints `ready`",
-                DESCRIBE_WITHIN.as_secs(),
-                spec.socket.display()
-            )])
-        })?;
-        if !described_refusals.is_empty() {
-            return Err(refused(described_refusals));
-        }
-        let (worker, declaration) = connected?;
-        // §3.14: its collections compile or boot is refused; then its
-        // storage connection is served, bound to its namespace, and a
-        // restarted child's fresh one is served for the same collections.
-        let collections = crate::plugin_storage::collections::compile(
-            &namespace,
-            &worker.described().storage_collections,
-        )
-        .map_err(|e| start_error(e.to_string()))?;
-        let held = restart::Held::new();
-        let supervisor = match started {
-            Started::Child(launch, child, storage) => {
-                let binding = StorageBinding {
-                    collections,
-                    store: store.clone(),
-                };
-                binding
-                    .serve(storage)
-                    .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
-                let launch = Launch {
-                    storage: Some(binding),
-                    ..launch
-                };
-                Some((child, launch))
-            }
-            Started::OwnUnit(uid) => {
-                unit_run.bind(uid, collections);
-                None
-            }
-        };
-        registry
-            .add(declaration.clone())
-            .map_err(|e| start_error(e.to_string()))?;
-        check_grants(loaded, &registry, &namespace)?;
-        check_settings(loaded, &declaration)?;
-        warn_of_ungranted(loaded, &declaration);
-        tracing::info!(
-            plugin = %namespace,
-            tools = declaration.tools.len(),
-            "plugin ready"
-        );
-        let worker = std::sync::Arc::new(worker.hold_as_plugin(held.clone()));
-        let supervisor = supervisor.map(|(child, launch)| {
-            restart::Supervisor::start(namespace.clone(), child, launch, held)
-        });
-        running.push(RunningToolset {
-            worker,
-            declaration,
-            supervisor,
-        });
     }
     // §3.14: a unit-run plugin's storage connection is bound by its uid.
-    let storage_listener = unit_run
-        .listen(
-            &deployment
-                .runtime_dir
-                .join(crate::plugin_storage::serve::SOCKET_NAME),
-            store,
-        )
-        .map_err(|e| PluginError::Start {
-            namespace: "(unit-run plugins)".into(),
-            reason: e.to_string(),
-        })?;
+    let socket = deployment
+        .runtime_dir
+        .join(crate::plugin_storage::serve::SOCKET_NAME);
+    let storage_listener = match unit_run.listen(&socket, store) {
+        Ok(listener) => listener,
+        Err(e) => {
+            for toolset in running {
+                toolset.stop().await;
+            }
+            return Err(PluginError::Start {
+                namespace: "(unit-run plugins)".into(),
+                reason: e.to_string(),
+            });
+        }
+    };
     Ok(Toolsets {
         running,
         registry,
         left_to_boot,
         storage_listener,
     })
+}
+
+/// What starting one plugin came to.
+enum Reached {
+    /// Started and checked; a unit-run plugin's uid and collections, for
+    /// the storage listener to bind.
+    Running(
+        RunningToolset,
+        Option<(u32, crate::plugin_storage::Collections)>,
+    ),
+    /// Left by a check to the daemon's boot.
+    LeftToBoot(LeftToBoot),
+}
+
+/// Starts or connects to the plugin `namespace`, checks it, and joins its
+/// toolset to `registry`.
+async fn start_one(
+    loaded: &LoadedConfig,
+    signer: &GrantSigner,
+    store: &crate::store::StoreHandle,
+    purpose: Purpose,
+    namespace: &str,
+    registry: &mut Registry,
+) -> Result<Reached, PluginError> {
+    let namespace = namespace.to_owned();
+    let deployment = &loaded.config.deployment;
+    let start_error = |reason: String| PluginError::Start {
+        namespace: namespace.clone(),
+        reason,
+    };
+    let refused = |refusals: Vec<String>| PluginError::Refused {
+        namespace: namespace.clone(),
+        refusals,
+    };
+    // The layout before anything runs (§3.14): the directory, its
+    // executable, and every skill it ships, assigned or not.
+    let executable = refusals::layout(&deployment.plugins_root, &namespace)
+        .map_err(|refusal| refused(vec![refusal]))?;
+    let skill_refusals = refusals::skills(&deployment.plugins_root, &namespace);
+    if !skill_refusals.is_empty() {
+        return Err(refused(skill_refusals));
+    }
+    let daemon = SandboxExpectation::of_this_process().map_err(|e| start_error(e.to_string()))?;
+    let user = loaded
+        .config
+        .plugins
+        .get(&namespace)
+        .and_then(|p| p.user.as_deref());
+    let placement = own_unit::placement(user, &daemon).map_err(&start_error)?;
+    // Where `host::reach` has the shell worker try it as each agent,
+    // and where collegium-plugin@.service serves it.
+    let socket = super::framework::socket(loaded, &namespace);
+    let started = match &placement {
+        own_unit::Placement::Child(run_as) => {
+            let launch =
+                launch(loaded, &namespace, executable, &daemon, run_as).map_err(&start_error)?;
+            let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
+            Started::Child(launch, child, storage)
+        }
+        own_unit::Placement::OwnUnit(user) if purpose == Purpose::Check => {
+            return Ok(Reached::LeftToBoot(LeftToBoot {
+                namespace: namespace.clone(),
+                user: user.name.clone(),
+            }));
+        }
+        own_unit::Placement::OwnUnit(user) => {
+            own_unit::await_socket(&namespace, user, &socket, READY_WITHIN)
+                .await
+                .map_err(&start_error)?;
+            Started::OwnUnit(user.uid.as_raw())
+        }
+    };
+    let sandbox = match placement.user() {
+        // A process started as another user from root keeps no
+        // capability (the uid switch clears them), and must say so.
+        Some(user) => SandboxExpectation {
+            uid: user.uid.as_raw(),
+            gid: user.gid.as_raw(),
+            allowed_capabilities: 0,
+            landlock_floor: None,
+            command_cgroups: false,
+            command_namespaces: &[],
+            command_bounds: &[],
+        },
+        None => daemon,
+    };
+    let spec = WorkerSpec {
+        socket,
+        served_by: Some(sandbox.uid),
+        // The plugin's description is its declaration (§3.14): what is
+        // compared here is its sandbox, and its tools' own consistency.
+        declaration: ToolsetDeclaration {
+            namespace: namespace.clone(),
+            kind: ToolsetKind::Plugin,
+            host: Host::Plugin,
+            tools: Vec::new(),
+            settings_schema: serde_json::json!({"type": "object"}),
+            skills: Vec::new(),
+        },
+        sandbox,
+    };
+    // The description's own refusals are found as it is read, and said
+    // before the handshake's: they name what the plugin must change.
+    let mut described_refusals = Vec::new();
+    let connected = tokio::time::timeout(
+        DESCRIBE_WITHIN,
+        Worker::connect_declaring(&spec, signer, |ns, described| {
+            described_refusals = refusals::described(described);
+            declarations::plugin(ns, described)
+        }),
+    )
+    .await
+    .map_err(|_| {
+        refused(vec![format!(
+            "it printed `ready` and gave no `Describe` answer within {} s; answer `Describe` on {} as soon as it prints `ready`",
+            DESCRIBE_WITHIN.as_secs(),
+            spec.socket.display()
+        )])
+    })?;
+    if !described_refusals.is_empty() {
+        return Err(refused(described_refusals));
+    }
+    let (worker, declaration) = connected?;
+    // §3.14: its collections compile or boot is refused; then its
+    // storage connection is served, bound to its namespace, and a
+    // restarted child's fresh one is served for the same collections.
+    let collections = crate::plugin_storage::collections::compile(
+        &namespace,
+        &worker.described().storage_collections,
+    )
+    .map_err(|e| start_error(e.to_string()))?;
+    let held = restart::Held::new();
+    let mut bound = None;
+    let supervisor = match started {
+        Started::Child(launch, child, storage) => {
+            let binding = StorageBinding {
+                collections,
+                store: store.clone(),
+            };
+            binding
+                .serve(storage)
+                .map_err(|e| start_error(format!("cannot serve its storage: {e}")))?;
+            let launch = Launch {
+                storage: Some(binding),
+                ..launch
+            };
+            Some((child, launch))
+        }
+        Started::OwnUnit(uid) => {
+            bound = Some((uid, collections));
+            None
+        }
+    };
+    registry
+        .add(declaration.clone())
+        .map_err(|e| start_error(e.to_string()))?;
+    check_grants(loaded, &registry, &namespace)?;
+    check_settings(loaded, &declaration)?;
+    warn_of_ungranted(loaded, &declaration);
+    tracing::info!(
+        plugin = %namespace,
+        tools = declaration.tools.len(),
+        "plugin ready"
+    );
+    let worker = std::sync::Arc::new(worker.hold_as_plugin(held.clone()));
+    let supervisor = supervisor
+        .map(|(child, launch)| restart::Supervisor::start(namespace.clone(), child, launch, held));
+    Ok(Reached::Running(
+        RunningToolset {
+            worker,
+            declaration,
+            supervisor,
+        },
+        bound,
+    ))
 }
 
 /// A plugin this boot reached: a child started here, with its storage
@@ -589,7 +637,13 @@ async fn spawn(launch: &Launch) -> Result<(Child, DaemonEnd), String> {
         crate::plugin_storage::serve::hand_to_child(&mut command).map_err(|e| e.to_string())?;
     let spawned = command.spawn();
     let storage = storage.spawned();
-    let mut child = spawned.map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
+    let mut child = spawned.map_err(|e| {
+        format!(
+            "cannot start {}: {e}{}",
+            executable.display(),
+            env::unsupported_hint(&e)
+        )
+    })?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut lines = BufReader::new(stdout).lines();
     match tokio::time::timeout(READY_WITHIN, lines.next_line()).await {
