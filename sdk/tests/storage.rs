@@ -200,16 +200,56 @@ async fn s3_14_a_patch_is_an_object_of_top_level_fields() {
 async fn s3_14_the_stores_stamps_in_a_records_json_are_the_stored_records_not_the_types() {
     let memory = Memory::default();
     let storage = storage(&memory).await;
+    // The store returns `id`, `createdAt` and `updatedAt` inside the
+    // record's JSON, as the daemon does; a type that denies unknown fields
+    // still parses, on create, get and patch alike.
     let created = storage.create(&Strict { count: 2 }).await.expect("created");
-    // The daemon returns `id`, `createdAt` and `updatedAt` inside the
-    // record's JSON too; a type that denies unknown fields still parses.
-    storage
-        .patch::<Strict>(
-            &created.id,
-            json!({"id": "x", "createdAt": 1, "updatedAt": 2}),
-        )
+    let got = storage
+        .get::<Strict>(&created.id)
         .await
-        .expect("a record with the stamps in its JSON parses");
+        .expect("a record with the stamps in its JSON parses")
+        .expect("there");
+    assert_eq!(got.data.count, 2);
+    let patched = storage
+        .patch::<Strict>(&created.id, json!({"count": 3}))
+        .await
+        .expect("patched");
+    assert_eq!(patched.data.count, 3);
+    assert!(patched.updated_at_unix_ms > created.created_at_unix_ms);
+    // Writing a stamp is refused, as the daemon refuses it.
+    let refused = storage
+        .patch::<Strict>(&created.id, json!({"createdAt": 1}))
+        .await
+        .expect_err("a stamp is the store's");
+    assert!(
+        refused
+            .to_string()
+            .contains("`createdAt` is stamped by the store"),
+        "{refused}"
+    );
+}
+
+/// The in-memory store answers a query in (createdAt, id) order, as the
+/// daemon does, whatever order its ids sort in.
+#[tokio::test]
+async fn s3_14_the_memory_store_answers_in_created_order() {
+    let memory = Memory::default();
+    let storage = storage(&memory).await;
+    for id in ["zeta", "alpha", "mid"] {
+        storage
+            .create_with_id(id, &Strict { count: 1 })
+            .await
+            .expect("created");
+    }
+    let found: Vec<String> = storage
+        .query::<Strict>()
+        .fetch()
+        .await
+        .expect("query")
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(found, ["zeta", "alpha", "mid"]);
 }
 
 /// A unit-run plugin connects to `--storage-socket` and speaks only to a

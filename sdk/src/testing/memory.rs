@@ -2,9 +2,12 @@
 //! a map and records every request, so a test sees exactly what the client
 //! put on the wire. The daemon's real service is tested in the control
 //! crate; this one answers with the status codes the service contract names
-//! (a taken id ALREADY_EXISTS, a missing one NOT_FOUND). It does not
-//! validate records against their collection's schema nor type a query's
-//! fields: that is the daemon's, and the end-to-end tests' (§3.14).
+//! (a taken id ALREADY_EXISTS, a missing one NOT_FOUND), stamps `id`,
+//! `createdAt` and `updatedAt` into what it returns and refuses them in what
+//! it is sent, and answers a query in (createdAt, id) order, as the daemon
+//! does. It does not validate records against their collection's schema nor
+//! type a query's fields: that is the daemon's, and the end-to-end tests'
+//! (§3.14).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -21,6 +24,9 @@ use tonic::{Request, Response, Status};
 pub struct Memory {
     pub records: Arc<Mutex<BTreeMap<(String, String), Record>>>,
     pub queries: Arc<Mutex<Vec<QueryRequest>>>,
+    /// The store's clock: each write is one tick later than the last, so
+    /// creation order is (createdAt, id) order.
+    clock: Arc<Mutex<i64>>,
     next: Arc<Mutex<u64>>,
 }
 
@@ -60,6 +66,15 @@ impl Memory {
     }
 }
 
+impl Memory {
+    /// One tick of the store's clock.
+    fn tick(&self) -> Result<i64, Status> {
+        let mut clock = lock(&self.clock)?;
+        *clock += 1;
+        Ok(*clock)
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Status> {
     mutex
         .lock()
@@ -68,6 +83,38 @@ fn lock<T>(mutex: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Status> {
 
 fn parse(json: &str) -> Result<Value, Status> {
     serde_json::from_str(json).map_err(|e| Status::invalid_argument(format!("not JSON: {e}")))
+}
+
+/// The record as the daemon answers it: its data with the stamps in it.
+fn stamped(record: &Record) -> Record {
+    let mut data = parse(&record.data_json).unwrap_or(Value::Null);
+    if let Some(fields) = data.as_object_mut() {
+        fields.insert("id".into(), Value::String(record.id.clone()));
+        fields.insert("createdAt".into(), record.created_at_unix_ms.into());
+        fields.insert("updatedAt".into(), record.updated_at_unix_ms.into());
+    }
+    Record {
+        data_json: data.to_string(),
+        ..record.clone()
+    }
+}
+
+/// A write's fields: a JSON object holding none of the store's stamps.
+fn written(json: &str, what: &str) -> Result<serde_json::Map<String, Value>, Status> {
+    let Value::Object(fields) = parse(json)? else {
+        return Err(Status::invalid_argument(format!(
+            "the {what} is not a JSON object"
+        )));
+    };
+    if let Some(stamp) = crate::storage::STAMPS
+        .iter()
+        .find(|stamp| fields.contains_key(**stamp))
+    {
+        return Err(Status::invalid_argument(format!(
+            "`{stamp}` is stamped by the store on every record (§3.14) and cannot be written; leave it out"
+        )));
+    }
+    Ok(fields)
 }
 
 fn scalar_text(value: &Value) -> String {
@@ -98,13 +145,14 @@ impl Storage for Memory {
         let r = request.into_inner();
         lock(&self.records)?
             .get(&(r.collection, r.id.clone()))
-            .cloned()
+            .map(stamped)
             .map(Response::new)
             .ok_or_else(|| Status::not_found(format!("no record {}", r.id)))
     }
 
     async fn create(&self, request: Request<CreateRequest>) -> Result<Response<Record>, Status> {
         let r = request.into_inner();
+        let data = written(&r.data_json, "record")?;
         let id = if r.id.is_empty() {
             let mut next = lock(&self.next)?;
             *next += 1;
@@ -117,31 +165,33 @@ impl Storage for Memory {
         if records.contains_key(&key) {
             return Err(Status::already_exists(format!("{id} is taken")));
         }
+        let now = self.tick()?;
         let record = Record {
             collection: r.collection,
             id,
-            data_json: r.data_json,
-            created_at_unix_ms: 1,
-            updated_at_unix_ms: 1,
+            data_json: Value::Object(data).to_string(),
+            created_at_unix_ms: now,
+            updated_at_unix_ms: now,
         };
         records.insert(key, record.clone());
-        Ok(Response::new(record))
+        Ok(Response::new(stamped(&record)))
     }
 
     async fn patch(&self, request: Request<PatchRequest>) -> Result<Response<Record>, Status> {
         let r = request.into_inner();
+        let patch = written(&r.patch_json, "patch")?;
+        let now = self.tick()?;
         let mut records = lock(&self.records)?;
         let record = records
             .get_mut(&(r.collection, r.id.clone()))
             .ok_or_else(|| Status::not_found(r.id.clone()))?;
         let mut data = parse(&record.data_json)?;
-        let patch = parse(&r.patch_json)?;
-        for (k, v) in patch.as_object().into_iter().flatten() {
-            data[k] = v.clone();
+        for (k, v) in patch {
+            data[k] = v;
         }
         record.data_json = data.to_string();
-        record.updated_at_unix_ms = 2;
-        Ok(Response::new(record.clone()))
+        record.updated_at_unix_ms = now;
+        Ok(Response::new(stamped(record)))
     }
 
     async fn delete(
@@ -179,6 +229,8 @@ impl Storage for Memory {
             })
             .cloned()
             .collect();
+        found.sort_by(|a, b| (a.created_at_unix_ms, &a.id).cmp(&(b.created_at_unix_ms, &b.id)));
+        let mut found: Vec<Record> = found.iter().map(stamped).collect();
         if let Some(limit) = r.limit {
             found.truncate(limit as usize);
         }
