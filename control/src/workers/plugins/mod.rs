@@ -310,7 +310,7 @@ async fn start_one(
             let launch =
                 launch(loaded, &namespace, executable, &daemon, run_as).map_err(&start_error)?;
             let (child, storage) = spawn(&launch).await.map_err(&start_error)?;
-            Started::Child(launch, child, storage)
+            Started::Child(Box::new((launch, child, storage)))
         }
         own_unit::Placement::OwnUnit(user) if purpose == Purpose::Check => {
             return Ok(Reached::LeftToBoot(LeftToBoot {
@@ -387,7 +387,8 @@ async fn start_one(
     let held = restart::Held::new();
     let mut bound = None;
     let supervisor = match started {
-        Started::Child(launch, child, storage) => {
+        Started::Child(started) => {
+            let (launch, child, storage) = *started;
             let binding = StorageBinding {
                 collections,
                 store: store.clone(),
@@ -409,7 +410,7 @@ async fn start_one(
     registry
         .add(declaration.clone())
         .map_err(|e| start_error(e.to_string()))?;
-    check_grants(loaded, &registry, &namespace)?;
+    check_grants(loaded, registry, &namespace)?;
     check_settings(loaded, &declaration)?;
     warn_of_ungranted(loaded, &declaration);
     tracing::info!(
@@ -433,7 +434,8 @@ async fn start_one(
 /// A plugin this boot reached: a child started here, with its storage
 /// connection still to serve, or one its own unit runs as `uid`.
 enum Started {
-    Child(Launch, Child, DaemonEnd),
+    /// Boxed: a launch and a child are large beside a uid.
+    Child(Box<(Launch, Child, DaemonEnd)>),
     OwnUnit(u32),
 }
 
