@@ -262,6 +262,17 @@ pub async fn private_channel_with_mira(h: &Harness, owner: &str, name: &str) -> 
     channel.id
 }
 
+/// A plugin's records in one of its collections, as the store holds them:
+/// each id and its data.
+pub fn plugin_records(h: &Harness, namespace: &str, collection: &str) -> Vec<(String, Value)> {
+    store(h)
+        .query_plugin_records(namespace, collection, &[], None)
+        .expect("query")
+        .into_iter()
+        .map(|r| (r.id, serde_json::from_str(&r.data).expect("json")))
+        .collect()
+}
+
 /// Row count and a checksum of every table of the store but `except`, read
 /// by a read-only connection as an operator's query would: "unchanged" is
 /// a claim about every row.

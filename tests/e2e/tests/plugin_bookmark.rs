@@ -6,7 +6,9 @@
 use e2e::Harness;
 use e2e::clearing::{confirm, eventually};
 use e2e::people::now_ms;
-use e2e::scenario::{calls, ended_turn, reply, square_with, store, tool_results, turn_requests};
+use e2e::scenario::{
+    calls, ended_turn, plugin_records, reply, square_with, store, tool_results, turn_requests,
+};
 use serde_json::{Value, json};
 
 /// The tools a completion offered the model, by name.
@@ -164,12 +166,7 @@ async fn s3_14_a_plugin_written_against_the_proto_alone_boots_and_answers() {
 
 /// The bookmarks the store holds for the plugin, as JSON.
 fn bookmarks(h: &Harness) -> Vec<(String, Value)> {
-    store(h)
-        .query_plugin_records("bookmark", "bookmarks", &[], None)
-        .expect("query")
-        .into_iter()
-        .map(|r| (r.id, serde_json::from_str(&r.data).expect("json")))
-        .collect()
+    plugin_records(h, "bookmark", "bookmarks")
 }
 
 /// §3.14, §8.5: approve a save and the record and its disclosure are in the

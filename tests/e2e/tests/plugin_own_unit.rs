@@ -15,18 +15,13 @@ use std::process::{Child, Command, Stdio};
 
 use e2e::accounts::{SystemUser, effective_uid};
 use e2e::people::now_ms;
-use e2e::scenario::{calls, reply, square_with, store, tool_results, turn_requests};
+use e2e::scenario::{calls, plugin_records, reply, square_with, tool_results, turn_requests};
 use e2e::{Harness, binary};
 use nix::unistd::{User, geteuid};
 use serde_json::{Value, json};
 
 fn bookmarks(h: &Harness) -> Vec<(String, Value)> {
-    store(h)
-        .query_plugin_records("bookmark", "bookmarks", &[], None)
-        .expect("query")
-        .into_iter()
-        .map(|r| (r.id, serde_json::from_str(&r.data).expect("json")))
-        .collect()
+    plugin_records(h, "bookmark", "bookmarks")
 }
 
 /// `dir`, owned by `user` and `group`, with `mode`.
