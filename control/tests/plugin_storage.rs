@@ -714,7 +714,7 @@ async fn s3_14_a_unit_run_plugin_is_bound_by_its_peer_uid() {
             .expect("store")
             .is_some()
     );
-    listener.abort();
+    listener.stop();
 
     // A uid no plugin runs as is refused at accept: the connection closes.
     let other = collections::compile("other", &declared(&[("marks", MARKS)])).expect("compile");
@@ -735,7 +735,82 @@ async fn s3_14_a_unit_run_plugin_is_bound_by_its_peer_uid() {
             .await
             .is_err()
     );
-    listener.abort();
+    listener.stop();
+}
+
+/// A unit-run plugin holds at most `CONNECTIONS_PER_PLUGIN` storage
+/// connections: each is a descriptor of the daemon's. One more is closed at
+/// accept; once one ends, another is admitted. Stopping the listener ends
+/// every connection and removes its socket.
+#[tokio::test]
+async fn s3_14_a_unit_run_plugin_holds_a_bounded_number_of_storage_connections() {
+    let f = fixture();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join(serve::SOCKET_NAME);
+    let me = nix::unistd::getuid().as_raw();
+    let compiled =
+        collections::compile("bookmark", &declared(&[("marks", MARKS)])).expect("compile");
+    let listener = serve::listen(
+        &socket,
+        serve::bindings([(me, compiled)]).expect("bindings"),
+        f.store.clone(),
+    )
+    .expect("listen");
+    let mut clients = Vec::new();
+    for n in 0..serve::CONNECTIONS_PER_PLUGIN {
+        let stream = tokio::net::UnixStream::connect(&socket)
+            .await
+            .expect("connect");
+        let mut client = client_over(stream).await;
+        client
+            .create(create("marks", &format!("c{n}"), json!({"url": "u"})))
+            .await
+            .expect("admitted");
+        clients.push(client);
+    }
+    let stream = tokio::net::UnixStream::connect(&socket)
+        .await
+        .expect("connect");
+    let mut over = client_over(stream).await;
+    assert!(
+        over.create(create("marks", "over", json!({"url": "u"})))
+            .await
+            .is_err(),
+        "one connection past the bound is closed"
+    );
+    // One ends; another is admitted.
+    drop(clients.pop());
+    let admitted = async {
+        loop {
+            let stream = tokio::net::UnixStream::connect(&socket)
+                .await
+                .expect("connect");
+            let mut client = client_over(stream).await;
+            if client
+                .create(create("marks", "again", json!({"url": "u"})))
+                .await
+                .is_ok()
+            {
+                return client;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let mut again = tokio::time::timeout(std::time::Duration::from_secs(10), admitted)
+        .await
+        .expect("a place freed is taken again");
+    listener.stop();
+    assert!(!socket.exists(), "the socket is removed");
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            if again.get(get("marks", "again")).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "a stop ends the connections it accepted");
 }
 
 #[test]

@@ -94,27 +94,7 @@ pub async fn serve_routes(
     policy: PeerPolicy,
     routes: Routes,
 ) -> Result<Serving, ServeError> {
-    let socket_error = |reason: String| ServeError::Socket {
-        path: path.to_path_buf(),
-        reason,
-    };
-    remove_stale_socket(path).map_err(socket_error)?;
-    // Bound under a private name, given its mode, then renamed into place:
-    // a client finds the socket only once its mode is what it should be.
-    let binding = binding_path(path).map_err(socket_error)?;
-    let _ = std::fs::remove_file(&binding);
-    let listener = UnixListener::bind(&binding).map_err(|e| socket_error(e.to_string()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let placed = std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(mode))
-            .and_then(|()| std::fs::rename(&binding, path));
-        if let Err(e) = placed {
-            let _ = std::fs::remove_file(&binding);
-            return Err(socket_error(format!(
-                "cannot set its mode and place it: {e}"
-            )));
-        }
-    }
+    let listener = bind(path, mode)?;
     let (admitted, incoming) = mpsc::channel::<std::io::Result<UnixStream>>(16);
     let accept = tokio::spawn(admit(listener, policy, admitted));
     let (stop, stopped) = oneshot::channel::<()>();
@@ -136,6 +116,31 @@ pub async fn serve_routes(
 }
 
 /// A name beside `path` for binding before the socket is placed.
+/// Listens on `path` with `mode`: an old socket there is replaced, any
+/// other file refused. The socket is bound under a private name, given its
+/// mode, then renamed into place, so a client finds it only once its mode is
+/// what it should be (whatever the process's umask).
+pub fn bind(path: &Path, mode: u32) -> Result<UnixListener, ServeError> {
+    let socket_error = |reason: String| ServeError::Socket {
+        path: path.to_path_buf(),
+        reason,
+    };
+    remove_stale_socket(path).map_err(socket_error)?;
+    let binding = binding_path(path).map_err(socket_error)?;
+    let _ = std::fs::remove_file(&binding);
+    let listener = UnixListener::bind(&binding).map_err(|e| socket_error(e.to_string()))?;
+    use std::os::unix::fs::PermissionsExt;
+    let placed = std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(mode))
+        .and_then(|()| std::fs::rename(&binding, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&binding);
+        return Err(socket_error(format!(
+            "cannot set its mode and place it: {e}"
+        )));
+    }
+    Ok(listener)
+}
+
 fn binding_path(path: &Path) -> Result<PathBuf, String> {
     let name = path
         .file_name()

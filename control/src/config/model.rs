@@ -53,9 +53,12 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plugin {
-    /// The OS user the plugin runs as when the daemon runs as root
-    /// (ARCHITECTURE §4: each toolset process under its own user). Unset, it
-    /// runs as the daemon's user.
+    /// The OS user the plugin runs as (ARCHITECTURE §4, §6: each toolset
+    /// process under its own user). A daemon running as root starts the
+    /// plugin as this user; a daemon that is not root connects to the
+    /// plugin its unit `collegium-plugin@NAME.service` runs as this user.
+    /// Unset, or the daemon's own user, the plugin runs as the daemon's
+    /// child under the daemon's user.
     pub user: Option<String>,
 }
 

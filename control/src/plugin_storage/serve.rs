@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use tokio::net::{UnixListener, UnixStream};
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::collections::Collections;
 use super::service::StorageService;
@@ -29,11 +30,8 @@ pub const SOCKET_NAME: &str = "storage.sock";
 pub enum ServeError {
     #[error("cannot make the storage socketpair for a plugin: {0}")]
     Pair(std::io::Error),
-    #[error("cannot listen for plugin storage at {path}: {source}")]
-    Listen {
-        path: std::path::PathBuf,
-        source: std::io::Error,
-    },
+    #[error("cannot listen for plugin storage: {0}")]
+    Listen(#[from] collegium_worker_kit::serve::ServeError),
     #[error(
         "the plugins `{first}` and `{second}` both run as uid {uid}, and a storage connection is bound to its plugin by its uid; give each plugin a user of its own"
     )]
@@ -108,18 +106,23 @@ impl DaemonEnd {
 /// instance's, never the request's. The connection's task runs until the
 /// peer closes it.
 pub fn connection(stream: UnixStream, service: StorageService) -> JoinHandle<()> {
+    tokio::spawn(served(stream, service))
+}
+
+/// One connection served as HTTP/2 until the peer closes it, in this task:
+/// tonic's own server would hand it to a task of its own and return at
+/// once, leaving nothing to count, bound or end.
+async fn served(stream: UnixStream, service: StorageService) {
     let namespace = service.namespace().to_owned();
-    tokio::spawn(async move {
-        let served = tonic::transport::Server::builder()
-            .add_service(service.into_server())
-            .serve_with_incoming(futures_util::stream::once(async move {
-                Ok::<_, std::io::Error>(stream)
-            }))
-            .await;
-        if let Err(error) = served {
-            tracing::warn!(plugin = %namespace, %error, "a plugin's storage connection failed");
-        }
-    })
+    let served = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .serve_connection(
+            hyper_util::rt::TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(service.into_server()),
+        )
+        .await;
+    if let Err(error) = served {
+        tracing::warn!(plugin = %namespace, %error, "a plugin's storage connection failed");
+    }
 }
 
 /// Which plugin each uid is: the binding of a unit-run plugin's connection
@@ -142,58 +145,123 @@ pub fn bindings(
     Ok(by_uid)
 }
 
+/// How many storage connections one unit-run plugin may hold open: each
+/// holds a descriptor of the daemon's, and a plugin needs one.
+pub const CONNECTIONS_PER_PLUGIN: usize = 16;
+
+/// How often a refused peer is said in the log, per uid: any local user
+/// may knock, and the journal is not theirs to flood.
+const REFUSAL_LOGGED_EVERY: Duration = Duration::from_secs(60);
+
+/// The listener unit-run plugins connect to, and every connection it
+/// accepted. Stopping it ends them all and removes the socket.
+pub struct StorageListener {
+    path: std::path::PathBuf,
+    task: JoinHandle<()>,
+}
+
+impl StorageListener {
+    /// Stops listening, ends every connection, removes the socket.
+    pub fn stop(self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// Listens at `path` for unit-run plugins' storage connections, binding each
-/// to the plugin whose user its peer uid is; a uid that maps to no plugin is
-/// refused at accept (closed, and logged).
+/// to the plugin whose user its peer uid is; a uid that maps to no plugin,
+/// or a plugin already holding [`CONNECTIONS_PER_PLUGIN`], is closed at
+/// accept.
 pub fn listen(
     path: &Path,
     bindings: BTreeMap<u32, Collections>,
     store: StoreHandle,
-) -> Result<JoinHandle<()>, ServeError> {
-    use std::os::unix::fs::PermissionsExt;
-    let listen_error = |source| ServeError::Listen {
-        path: path.to_path_buf(),
-        source,
-    };
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(listen_error(e)),
-    }
-    let listener = UnixListener::bind(path).map_err(listen_error)?;
+) -> Result<StorageListener, ServeError> {
     // Any user may connect: the peer's uid, not the file's mode, is what
     // binds a connection, and an unbound uid is refused at accept.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(listen_error)?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    tracing::warn!(%error, "cannot accept a plugin storage connection");
-                    continue;
-                }
-            };
-            match bound(&stream, &bindings) {
-                Ok(collections) => {
-                    connection(stream, StorageService::new(collections, store.clone()));
-                }
-                Err(refusal) => tracing::warn!(%refusal, "plugin storage connection refused"),
-            }
-        }
-    }))
+    let listener = collegium_worker_kit::serve::bind(path, 0o666)?;
+    let task = tokio::spawn(accept(listener, bindings, store));
+    Ok(StorageListener {
+        path: path.to_path_buf(),
+        task,
+    })
 }
 
-/// The plugin an accepted connection belongs to, by its peer's uid.
+/// Accepts and serves connections until aborted; aborting drops the set of
+/// connection tasks, which ends them too.
+async fn accept(listener: UnixListener, bindings: BTreeMap<u32, Collections>, store: StoreHandle) {
+    let mut connections: JoinSet<u32> = JoinSet::new();
+    let mut open: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut last_said: BTreeMap<Option<u32>, Instant> = BTreeMap::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(ended) = connections.join_next() => {
+                if let Ok(uid) = ended
+                    && let Some(count) = open.get_mut(&uid)
+                {
+                    *count = count.saturating_sub(1);
+                }
+                continue;
+            }
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of descriptors, say: wait rather than spin.
+                tracing::warn!(%error, "cannot accept a plugin storage connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let admitted = bound(&stream, &bindings).and_then(|(uid, collections)| {
+            let count = open.entry(uid).or_default();
+            if *count >= CONNECTIONS_PER_PLUGIN {
+                return Err((
+                    Some(uid),
+                    format!(
+                        "the plugin `{}` (uid {uid}) already holds {CONNECTIONS_PER_PLUGIN} storage connections",
+                        collections.namespace()
+                    ),
+                ));
+            }
+            *count += 1;
+            Ok((uid, collections))
+        });
+        match admitted {
+            Ok((uid, collections)) => {
+                let service = StorageService::new(collections, store.clone());
+                connections.spawn(async move {
+                    served(stream, service).await;
+                    uid
+                });
+            }
+            Err((uid, refusal)) => {
+                let due = last_said
+                    .get(&uid)
+                    .is_none_or(|at| at.elapsed() >= REFUSAL_LOGGED_EVERY);
+                if due {
+                    last_said.insert(uid, Instant::now());
+                    tracing::warn!(%refusal, "plugin storage connection refused");
+                }
+            }
+        }
+    }
+}
+
+/// The plugin an accepted connection belongs to, by its peer's uid; the
+/// uid (where it could be read) beside any refusal, to say it once a while.
 fn bound(
     stream: &UnixStream,
     bindings: &BTreeMap<u32, Collections>,
-) -> Result<Collections, String> {
+) -> Result<(u32, Collections), (Option<u32>, String)> {
     let uid = stream
         .peer_cred()
-        .map_err(|e| format!("cannot read the peer's credentials: {e}"))?
+        .map_err(|e| (None, format!("cannot read the peer's credentials: {e}")))?
         .uid();
     bindings
         .get(&uid)
         .cloned()
-        .ok_or_else(|| format!("uid {uid} is the user of no plugin"))
+        .map(|collections| (uid, collections))
+        .ok_or_else(|| (Some(uid), format!("uid {uid} is the user of no plugin")))
 }

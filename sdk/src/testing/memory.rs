@@ -90,13 +90,26 @@ fn stamped(record: &Record) -> Record {
     let mut data = parse(&record.data_json).unwrap_or(Value::Null);
     if let Some(fields) = data.as_object_mut() {
         fields.insert("id".into(), Value::String(record.id.clone()));
-        fields.insert("createdAt".into(), record.created_at_unix_ms.into());
-        fields.insert("updatedAt".into(), record.updated_at_unix_ms.into());
+        fields.insert(
+            "createdAt".into(),
+            Value::String(rfc3339(record.created_at_unix_ms)),
+        );
+        fields.insert(
+            "updatedAt".into(),
+            Value::String(rfc3339(record.updated_at_unix_ms)),
+        );
     }
     Record {
         data_json: data.to_string(),
         ..record.clone()
     }
+}
+
+/// A stamp as the daemon writes it: an RFC 3339 UTC time in milliseconds.
+fn rfc3339(at: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(at)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| at.to_string())
 }
 
 /// A write's fields: a JSON object holding none of the store's stamps.
@@ -235,5 +248,26 @@ impl Storage for Memory {
             found.truncate(limit as usize);
         }
         Ok(Response::new(QueryResponse { records: found }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s3_14_a_records_stamps_are_rfc_3339_times_as_the_daemon_writes_them() {
+        let record = Record {
+            collection: "marks".into(),
+            id: "m1".into(),
+            data_json: r#"{"url":"u"}"#.into(),
+            created_at_unix_ms: 1,
+            updated_at_unix_ms: 1_795_510_800_000,
+        };
+        let data: Value = serde_json::from_str(&stamped(&record).data_json).expect("json");
+        assert_eq!(data["id"], "m1");
+        assert_eq!(data["createdAt"], "1970-01-01T00:00:00.001Z");
+        assert_eq!(data["updatedAt"], "2026-11-24T09:00:00.000Z");
+        assert_eq!(data["url"], "u");
     }
 }

@@ -71,7 +71,7 @@ async fn s3_14_each_malformed_description_is_refused_naming_the_plugin_and_the_t
         ),
         (
             "silent",
-            "it printed `ready` and gave no `Describe` answer within 5 s",
+            "it gave no `Describe` answer within 5 s of serving",
         ),
     ];
     for (variant, message) in table {

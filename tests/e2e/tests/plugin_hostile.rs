@@ -178,6 +178,18 @@ async fn s3_14_a_hostile_plugins_storage_requests_are_typed_refusals_and_change_
         );
     }
     assert!(
+        attempt(&lines, "create stamped")["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`createdAt` is stamped by the store")),
+        "{lines:#?}"
+    );
+    assert!(
+        attempt(&lines, "create with an SQL field name")["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not fit the schema of `marks`")),
+        "{lines:#?}"
+    );
+    assert!(
         attempt(&lines, "create oversized")["message"]
             .as_str()
             .is_some_and(|m| m.contains("-byte limit")),

@@ -31,9 +31,20 @@ fn owned_dir(dir: &Path, user: &User, group: nix::unistd::Gid, mode: u32) {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
+/// The plugin's process, killed and reaped however the test ends: a process
+/// left running would outlive the test and keep its user from being removed.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// What collegium-plugin@bookmark.service starts: the plugin's `serve` as
 /// its user, with the unit's arguments, waited on until it prints `ready`.
-fn start_as_its_unit(h: &Harness, plugin: &User, daemon: &User) -> Child {
+fn start_as_its_unit(h: &Harness, plugin: &User, daemon: &User) -> Running {
     let run = h.dir.path().join("run");
     let mut child = Command::new(h.dir.path().join("plugins/bookmark/serve"))
         .arg("--socket")
@@ -57,8 +68,9 @@ fn start_as_its_unit(h: &Harness, plugin: &User, daemon: &User) -> Child {
     while stdout.read(&mut byte).expect("read") == 1 && byte[0] != b'\n' {
         line.push(byte[0]);
     }
+    let child = Running(child);
     assert_eq!(String::from_utf8_lossy(&line), "ready");
-    assert_eq!(effective_uid(child.id()), plugin.uid.as_raw());
+    assert_eq!(effective_uid(child.0.id()), plugin.uid.as_raw());
     child
 }
 
@@ -83,6 +95,7 @@ async fn list_rust(h: &Harness, square: &str) -> String {
 async fn s3_14_a_plugin_run_by_its_own_unit_is_connected_to_and_its_storage_bound_by_its_uid() {
     let h = Harness::start().await;
     if !geteuid().is_root() {
+        eprintln!("skipped: making the plugin's and the daemon's users takes root");
         return;
     }
     h.limits("debounce_window_ms = 0");
@@ -107,7 +120,7 @@ async fn s3_14_a_plugin_run_by_its_own_unit_is_connected_to_and_its_storage_boun
         plugin_user.gid,
         0o700,
     );
-    let mut plugin = start_as_its_unit(&h, &plugin_user, &daemon_user);
+    let plugin = start_as_its_unit(&h, &plugin_user, &daemon_user);
 
     let mut command = Command::new(binary("collegium"));
     command
@@ -169,8 +182,7 @@ async fn s3_14_a_plugin_run_by_its_own_unit_is_connected_to_and_its_storage_boun
     // systemd restarts a plugin that died: the daemon hands the new process
     // its key at the next call and holds it to its boot description, and
     // the new process's storage connection is bound again by its uid.
-    plugin.kill().expect("kill -9");
-    plugin.wait().expect("reaped");
+    drop(plugin);
     let mut plugin = start_as_its_unit(&h, &plugin_user, &daemon_user);
     assert_eq!(
         list_rust(&h, &square).await,
@@ -181,9 +193,7 @@ async fn s3_14_a_plugin_run_by_its_own_unit_is_connected_to_and_its_storage_boun
     daemon.terminate();
     daemon.wait_for("stopped cleanly");
     assert!(
-        plugin.try_wait().expect("status").is_none(),
+        plugin.0.try_wait().expect("status").is_none(),
         "a unit-run plugin is its unit's to stop, not the daemon's"
     );
-    plugin.kill().expect("stop the plugin");
-    let _ = plugin.wait();
 }

@@ -217,7 +217,8 @@ fn limits(config: &Config, problems: &mut Problems) {
 
 /// `[plugins.NS]`: how to run a plugin that is installed.
 fn plugin_tables(config: &Config, problems: &mut Problems) {
-    for namespace in config.plugins.keys() {
+    let mut users: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for (namespace, plugin) in &config.plugins {
         let dir = config.deployment.plugins_root.join(namespace);
         if !dir.is_dir() {
             problems.push(
@@ -225,7 +226,47 @@ fn plugin_tables(config: &Config, problems: &mut Problems) {
                 format!("there is no plugin directory {}", dir.display()),
             );
         }
+        let Some(user) = plugin.user.as_deref() else {
+            continue;
+        };
+        let path = KeyPath::root().key("plugins").key(namespace).key("user");
+        if let Some(refusal) = plugin_user_refusal(user) {
+            problems.push(path.clone(), refusal);
+        }
+        // A storage connection is bound to its plugin by its uid (§3.14),
+        // and one user's processes cannot be told apart.
+        if let Some(first) = users.insert(user, namespace) {
+            problems.push(
+                path,
+                format!(
+                    "`{user}` is also the user of the plugin `{first}`; give each plugin a user of its own"
+                ),
+            );
+        }
     }
+}
+
+/// Why `user` cannot be a plugin's own: a plugin is trusted with its own
+/// records only, and its user must hold nothing else (§3.14, §6.1).
+fn plugin_user_refusal(user: &str) -> Option<String> {
+    if user == "root" {
+        return Some("a plugin never runs as root; name a user of its own".into());
+    }
+    if let Some((class, _)) = crate::host::WORKER_USERS
+        .iter()
+        .find(|(_, worker)| *worker == user)
+    {
+        return Some(format!(
+            "`{user}` is the {class} worker's user, and a plugin under it would reach what that worker holds; name a user of the plugin's own"
+        ));
+    }
+    if user.starts_with(crate::host::USER_PREFIX) {
+        return Some(format!(
+            "`{user}` is an agent's user (`{}NAME`), and a plugin under it would reach that agent's files; name a user of the plugin's own",
+            crate::host::USER_PREFIX
+        ));
+    }
+    None
 }
 
 /// `[settings.NS]`: deployment defaults for a toolset the registry knows.

@@ -88,10 +88,23 @@ fn scratch_dir() -> PathBuf {
 
 /// The check's summary lines, one a plugin.
 pub fn summary(checked: &[Checked]) -> String {
-    let mut out = format!(
-        "plugins ({}), each started and its agents' settings checked against its schema:\n",
-        checked.len()
-    );
+    let left = checked.iter().filter(|p| p.left_to_boot.is_some()).count();
+    let mut out = if left == 0 {
+        format!(
+            "plugins ({}), each started and its agents' settings checked against its schema:\n",
+            checked.len()
+        )
+    } else {
+        format!(
+            "plugins ({}), each started and its agents' settings checked against its schema but {left} run by {}:\n",
+            checked.len(),
+            if left == 1 {
+                "its own unit"
+            } else {
+                "their own units"
+            }
+        )
+    };
     for plugin in checked {
         if let Some(user) = &plugin.left_to_boot {
             out.push_str(&format!(
@@ -131,7 +144,7 @@ mod tests {
         }]);
         assert_eq!(
             text,
-            "plugins (1), each started and its agents' settings checked against its schema:\n  bookmark: not started by the check: collegium-plugin@bookmark.service runs it as collegium-plugin-bookmark, and the daemon checks it when it boots\n"
+            "plugins (1), each started and its agents' settings checked against its schema but 1 run by its own unit:\n  bookmark: not started by the check: collegium-plugin@bookmark.service runs it as collegium-plugin-bookmark, and the daemon checks it when it boots\n"
         );
     }
 

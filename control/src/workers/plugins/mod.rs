@@ -1,7 +1,9 @@
-//! Toolset processes the daemon starts itself: the plugins the configuration
-//! grants (ARCHITECTURE §6, spec §3.14). Each is a directory under the
-//! plugins root whose name is its namespace, holding an executable `serve`
-//! that serves `Toolset` on the socket the daemon names and prints `ready`.
+//! The plugins the configuration grants (ARCHITECTURE §6, spec §3.14),
+//! started by the daemon as its children or, with a user of their own
+//! beside a daemon that is not root, run by their own units and connected
+//! to. Each is a directory under the plugins root whose name is its
+//! namespace, holding an executable `serve` that serves `Toolset` on the
+//! socket the daemon names and prints `ready`.
 //! Its tools are declared by its handshake, checked at boot: a grant of a
 //! tool it does not serve, a tool that does not state its gate, or a weaker
 //! sandbox than expected refuses boot, naming the plugin and the field.
@@ -84,9 +86,10 @@ pub enum PluginError {
     },
 }
 
-/// A plugin process the daemon started, connected and checked, watched
-/// and restarted when it ends (§3.14). Stopping it stops the process; a
-/// daemon that ends without stopping it takes it along (`die_with_daemon`).
+/// A plugin the daemon connected to and checked (§3.14). A child it started
+/// is watched and restarted when it ends, and stopping it stops the
+/// process; a daemon that ends without stopping it takes it along
+/// (`die_with_daemon`). A unit-run plugin is its unit's to restart and stop.
 pub struct RunningToolset {
     pub worker: std::sync::Arc<Worker>,
     pub declaration: ToolsetDeclaration,
@@ -130,14 +133,14 @@ pub struct Toolsets {
     /// Plugins a check left to the daemon's boot: their own units run them.
     pub left_to_boot: Vec<LeftToBoot>,
     /// The storage listener unit-run plugins connect to, while any runs.
-    storage_listener: Option<tokio::task::JoinHandle<()>>,
+    storage_listener: Option<crate::plugin_storage::serve::StorageListener>,
 }
 
 impl Toolsets {
     /// Stops every child plugin and the storage listener.
     pub async fn stop(self) {
         if let Some(listener) = self.storage_listener {
-            listener.abort();
+            listener.stop();
         }
         for toolset in self.running {
             toolset.stop().await;
@@ -294,8 +297,9 @@ async fn start_one(
         }
     };
     let sandbox = match placement.user() {
-        // A process started as another user from root keeps no
-        // capability (the uid switch clears them), and must say so.
+        // A plugin under a user of its own holds no capability: one started
+        // from root loses them in the uid switch, a unit's has an empty
+        // bounding set; either must say so.
         Some(user) => SandboxExpectation {
             uid: user.uid.as_raw(),
             gid: user.gid.as_raw(),
@@ -335,7 +339,7 @@ async fn start_one(
     .await
     .map_err(|_| {
         refused(vec![format!(
-            "it printed `ready` and gave no `Describe` answer within {} s; answer `Describe` on {} as soon as it prints `ready`",
+            "it gave no `Describe` answer within {} s of serving {}; answer `Describe` as soon as the socket is served",
             DESCRIBE_WITHIN.as_secs(),
             spec.socket.display()
         )])
@@ -352,7 +356,10 @@ async fn start_one(
         &worker.described().storage_collections,
     )
     .map_err(|e| start_error(e.to_string()))?;
-    let held = restart::Held::new();
+    let held = match started {
+        Started::Child(_) => restart::Held::new(),
+        Started::OwnUnit(_) => restart::Held::unit_run(),
+    };
     let mut bound = None;
     let supervisor = match started {
         Started::Child(started) => {

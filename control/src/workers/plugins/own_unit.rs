@@ -100,7 +100,7 @@ impl UnitRun {
         self,
         socket: &Path,
         store: &StoreHandle,
-    ) -> Result<Option<tokio::task::JoinHandle<()>>, ServeError> {
+    ) -> Result<Option<serve::StorageListener>, ServeError> {
         if self.plugins.is_empty() {
             return Ok(None);
         }

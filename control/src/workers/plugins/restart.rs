@@ -37,6 +37,9 @@ pub struct Held {
 struct Inner {
     /// Why its tools are unavailable until the daemon restarts (§9).
     unavailable: OnceLock<String>,
+    /// Whether the daemon watches its process: false for a plugin its own
+    /// unit runs, whose deaths the daemon never sees.
+    supervised: bool,
     /// How many times its process has ended since boot.
     deaths: watch::Sender<u64>,
 }
@@ -48,10 +51,21 @@ impl Default for Held {
 }
 
 impl Held {
+    /// A plugin the daemon started and watches.
     pub fn new() -> Self {
+        Self::with(true)
+    }
+
+    /// A plugin its own unit runs: systemd sees its deaths, not the daemon.
+    pub fn unit_run() -> Self {
+        Self::with(false)
+    }
+
+    fn with(supervised: bool) -> Self {
         Self {
             inner: Arc::new(Inner {
                 unavailable: OnceLock::new(),
+                supervised,
                 deaths: watch::Sender::new(0),
             }),
         }
@@ -74,9 +88,10 @@ impl Held {
         }
     }
 
-    /// A receiver that sees the next death, taken before a call is sent.
-    pub fn deaths(&self) -> watch::Receiver<u64> {
-        self.inner.deaths.subscribe()
+    /// A receiver that sees the next death, taken before a call is sent;
+    /// none where the daemon does not watch the process.
+    pub fn deaths(&self) -> Option<watch::Receiver<u64>> {
+        self.inner.supervised.then(|| self.inner.deaths.subscribe())
     }
 
     fn note_death(&self) {
@@ -192,7 +207,13 @@ pub fn differences(at_boot: &DescribeResponse, now: &DescribeResponse) -> Vec<Ga
 /// A plugin call whose answer was lost — an error status, a stream that
 /// broke or ended without a result — is a tool that threw (§7.1), whether
 /// its process died under it (it is restarted for the next call) or not.
-pub async fn threw(mut deaths: watch::Receiver<u64>, reason: String) -> CallOutcome {
+/// A plugin its own unit runs (no `deaths` to watch) is said as such.
+pub async fn threw(deaths: Option<watch::Receiver<u64>>, reason: String) -> CallOutcome {
+    let Some(mut deaths) = deaths else {
+        return CallOutcome::Threw(format!(
+            "{reason}; the plugin runs from its own unit, which restarts it if its process ended"
+        ));
+    };
     let died = deaths.has_changed().unwrap_or(false)
         || matches!(
             tokio::time::timeout(DEATH_NOTICED_WITHIN, deaths.changed()).await,
@@ -468,6 +489,7 @@ mod tests {
     async fn s7_1_a_plugin_call_lost_is_a_tool_that_threw_naming_a_death() {
         let held = Held::new();
         let deaths = held.deaths();
+        assert!(deaths.is_some(), "a started plugin's deaths are watched");
         held.note_death();
         match threw(deaths, "the worker's answer was lost".into()).await {
             CallOutcome::Threw(text) => assert!(
