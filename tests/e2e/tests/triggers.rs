@@ -478,7 +478,13 @@ async fn s4_2_a_trigger_waits_for_a_debounce_to_end() {
         vec![reply("Hello, Ana."), reply("Seen the item.")],
     );
     let since = now_ms() - 1;
-    h.say("ana", &square, "@mira hello").await;
+    let hello = h.say("ana", &square, "@mira hello").await;
+    // The window opens when the daemon observes the post: the item must
+    // arrive inside it, not race the post's event under load.
+    e2e::clearing::eventually("the daemon observed the post", async || {
+        store(&h).post(&hello.id).expect("read").is_some()
+    })
+    .await;
     let (status, _) = h
         .webhook(
             Some(&bearer()),
@@ -491,9 +497,9 @@ async fn s4_2_a_trigger_waits_for_a_debounce_to_end() {
         announced_lines(&h, &square).await.is_empty(),
         "nothing is announced while a person's posts are gathered"
     );
-    let hello = h.wait_post(&square, "mira", "Hello, Ana.", since).await;
+    let answer = h.wait_post(&square, "mira", "Hello, Ana.", since).await;
     let announced = h.wait_announcements(&square, 1).await;
-    assert!(announced[0].create_at >= hello.create_at);
+    assert!(announced[0].create_at >= answer.create_at);
     h.wait_post(&square, "mira", "Seen the item.", since).await;
 }
 
