@@ -410,6 +410,10 @@ grants = ["ask"]
         if launcher.get_program() != binary("collegium").as_os_str() {
             launcher.arg(binary("collegium"));
         }
+        // A group of its own: a launcher such as `faketime` forks the daemon
+        // rather than exec it, and killing the launcher alone would leave
+        // the daemon running after the test (Drop kills the whole group).
+        std::os::unix::process::CommandExt::process_group(&mut launcher, 0);
         let mut child = launcher
             .args(["run", "--config"])
             .arg(&self.config)
@@ -538,6 +542,12 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
+        if let Ok(group) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(group),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
