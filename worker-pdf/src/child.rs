@@ -117,7 +117,15 @@ pub fn read(bytes: &[u8], limits: &ChildLimits, out: &mut impl Write) -> std::io
             };
         }
     };
-    let pages: Vec<_> = doc.page_iter().collect();
+    // One by one, not collect(): lopdf's page iterator reports the
+    // document's own /Count as its size, and collect() reserves that much
+    // first, so a PDF claiming 10^13 pages aborted the child on allocation
+    // (found by fuzzing, fuzz/regressions/pdf/). Only pages the tree holds
+    // are walked.
+    let mut pages = Vec::new();
+    for page in doc.page_iter() {
+        pages.push(page);
+    }
     let total = u32::try_from(pages.len()).unwrap_or(u32::MAX);
     frame::write(out, &Frame::Total(total))?;
     if pages.is_empty() {
