@@ -33,6 +33,12 @@ that leaves the workspace on its account waits for a person here to ask for it."
 /// `post_limit` characters.
 pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcement {
     let label = trigger_label(trigger.id);
+    // What the post says where even its heading, the sender and subject
+    // given, would not fit (§3.13, A4: moved whole to the file, never cut).
+    let short = match trigger.source {
+        TriggerSource::Mail => format!("@{agent} New mail [{label}]\n{ARRIVAL_DUTY}"),
+        _ => format!("@{agent} A webhook delivered an item [{label}]\n{ARRIVAL_DUTY}"),
+    };
     let (head, item) = match trigger.source {
         TriggerSource::Schedule => return schedule(trigger, agent, &label, post_limit),
         TriggerSource::Mail => (
@@ -56,7 +62,7 @@ pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcemen
     // for mentions, so it keeps the item as each piece's own disarming left it.
     let attached = item.clone();
     let (head, item) = disarmed_whole(head, item, agent);
-    fit(head, item, attached, &label, post_limit)
+    fit(head, item, attached, &short, &label, post_limit)
 }
 
 /// Each piece of outside content is disarmed alone (`disarm`); joined into
@@ -136,6 +142,7 @@ fn fit(
     head: String,
     item: String,
     attached: String,
+    short: &str,
     label: &str,
     post_limit: usize,
 ) -> Announcement {
@@ -147,14 +154,26 @@ fn fit(
         };
     }
     let name = format!("{label}.md");
+    let message = format!(
+        "{head}\n\nThe item is longer than a post holds: it is in the attached file {name}, whole."
+    );
+    if message.chars().count() <= post_limit {
+        return Announcement {
+            message,
+            attachment: Some(Attached {
+                name,
+                text: attached,
+            }),
+        };
+    }
+    // The heading alone is too long (a sender or subject of thousands of
+    // characters): the post names the arrival, and the file holds the
+    // heading and the item as the post would have, disarmed as a whole.
     Announcement {
         message: format!(
-            "{head}\n\nThe item is longer than a post holds: it is in the attached file {name}, whole."
+            "{short}\n\nThe item, its sender and subject with it, is longer than a post holds: it is in the attached file {name}, whole."
         ),
-        attachment: Some(Attached {
-            name,
-            text: attached,
-        }),
+        attachment: Some(Attached { name, text: whole }),
     }
 }
 
@@ -288,6 +307,32 @@ mod tests {
                 "problems": []
             }),
         )
+    }
+
+    /// A subject longer than a post holds: the post names the arrival and
+    /// fits; the file holds the heading and the item whole (A4; found by
+    /// the webhook fuzz target, fuzz/regressions/webhook/).
+    #[test]
+    fn a4_a_heading_longer_than_a_post_goes_to_the_file_whole() {
+        let mut hook = trigger(TriggerSource::Webhook, "the body", json!({}));
+        hook.subject = "s".repeat(5_000);
+        let posted = compose(&hook, "mira", 4_000);
+        assert!(
+            posted.message.chars().count() <= 4_000,
+            "{}",
+            posted.message
+        );
+        assert!(
+            posted
+                .message
+                .starts_with("@mira A webhook delivered an item [T-12]"),
+            "{}",
+            posted.message
+        );
+        let file = posted.attachment.expect("a file");
+        assert_eq!(file.name, "T-12.md");
+        assert!(file.text.contains(&"s".repeat(5_000)));
+        assert!(file.text.contains("the body"));
     }
 
     #[test]
