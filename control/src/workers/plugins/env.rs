@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_start_failing_as_an_old_kernel_fails_names_the_kernel_it_needs() {
+    fn s3_14_a_start_failing_as_an_old_kernel_fails_names_the_kernel_it_needs() {
         let old = std::io::Error::from_raw_os_error(libc::EINVAL);
         assert!(unsupported_hint(&old).contains("Linux 5.11 or later"));
         let missing = std::io::Error::from_raw_os_error(libc::ENOENT);

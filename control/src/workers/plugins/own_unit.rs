@@ -126,7 +126,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plugin_without_a_user_is_the_daemons_child() {
+    fn s3_14_a_plugin_without_a_user_is_the_daemons_child() {
         assert!(matches!(
             placement(None, &daemon(1000)),
             Ok(Placement::Child(None))
@@ -134,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn a_user_that_is_the_daemons_own_is_no_user_of_its_own() {
+    fn s3_14_a_user_that_is_the_daemons_own_is_no_user_of_its_own() {
         let root = User::from_uid(0.into()).ok().flatten().expect("root");
         assert!(matches!(
             placement(Some(&root.name), &daemon(0)),
@@ -143,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn a_root_daemon_starts_a_plugin_as_its_user_and_any_other_connects_to_its_unit() {
+    fn s3_14_a_root_daemon_starts_a_plugin_as_its_user_and_any_other_connects_to_its_unit() {
         let root = User::from_uid(0.into()).ok().flatten().expect("root");
         match placement(Some(&root.name), &daemon(1000)) {
             Ok(Placement::OwnUnit(user)) => assert_eq!(user.uid.as_raw(), 0),
@@ -157,7 +157,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_user_is_named() {
+    fn s3_14_an_unknown_plugin_user_is_named() {
         let refused = placement(Some("no-such-collegium-user"), &daemon(0)).unwrap_err();
         assert_eq!(
             refused,
@@ -166,7 +166,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_unit_socket_nobody_serves_is_named_with_the_unit_to_start() {
+    async fn s3_14_a_unit_socket_nobody_serves_is_named_with_the_unit_to_start() {
         let dir = tempfile::tempdir().expect("dir");
         let nobody = User::from_name("nobody").ok().flatten().expect("nobody");
         let socket = dir.path().join("toolset.sock");
