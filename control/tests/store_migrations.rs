@@ -59,6 +59,13 @@ fn store_at_version(path: &Path, version: u32) {
         )
         .expect("v4 rows");
     }
+    if version >= 15 {
+        conn.execute_batch(
+            "INSERT INTO plugin_records (namespace, collection, id, data, created_at, updated_at)
+                 VALUES ('bookmark', 'bookmarks', 'r1', jsonb('{\"title\":\"Rust book\"}'), 5000, 5001);",
+        )
+        .expect("v15 rows");
+    }
 }
 
 fn schema_of(path: &Path) -> Vec<String> {
@@ -150,6 +157,20 @@ fn a_store_at_each_earlier_version_is_brought_forward_with_its_data() {
         if version >= 4 {
             let run = store.previous_run("b1").expect("query").expect("run kept");
             assert_eq!(run.stopped_at, Some(4000));
+        }
+        if version >= 15 {
+            let record = store
+                .plugin_record("bookmark", "bookmarks", "r1")
+                .expect("query")
+                .expect("record kept (0016 rebuilt the table, §3.14)");
+            assert_eq!(record.data, r#"{"title":"Rust book"}"#);
+            assert_eq!((record.created_at, record.updated_at), (5000, 5001));
+            assert!(
+                !store
+                    .insert_plugin_record("bookmark", "bookmarks", "r1", "{}", 5000)
+                    .expect("insert"),
+                "a taken id is still refused after the rebuild"
+            );
         }
         drop(store);
         assert_eq!(schema_of(&path), fresh_schema, "from version {version}");

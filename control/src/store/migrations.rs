@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(13, "0013_clear"),
     migration!(14, "0014_usage"),
     migration!(15, "0015_plugin_storage"),
+    migration!(16, "0016_plugin_records_clustered"),
 ];
 
 /// The schema version this build writes.
