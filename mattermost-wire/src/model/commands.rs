@@ -2,9 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::withheld::Withheld;
 use super::{JsonMap, SlackAttachment};
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Its `Debug` withholds `token` (`withheld.rs`).
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Command {
     pub id: String,
@@ -26,6 +28,31 @@ pub struct Command {
     pub description: String,
     pub url: String,
     pub plugin_id: String,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Command")
+            .field("id", &self.id)
+            .field("token", &Withheld(&self.token))
+            .field("create_at", &self.create_at)
+            .field("update_at", &self.update_at)
+            .field("delete_at", &self.delete_at)
+            .field("creator_id", &self.creator_id)
+            .field("team_id", &self.team_id)
+            .field("trigger", &self.trigger)
+            .field("method", &self.method)
+            .field("username", &self.username)
+            .field("icon_url", &self.icon_url)
+            .field("auto_complete", &self.auto_complete)
+            .field("auto_complete_desc", &self.auto_complete_desc)
+            .field("auto_complete_hint", &self.auto_complete_hint)
+            .field("display_name", &self.display_name)
+            .field("description", &self.description)
+            .field("url", &self.url)
+            .field("plugin_id", &self.plugin_id)
+            .finish()
+    }
 }
 
 /// `POST /commands/execute` body.

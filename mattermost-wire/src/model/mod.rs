@@ -8,6 +8,7 @@ mod posts;
 mod teams;
 mod users;
 mod websocket;
+mod withheld;
 
 pub use actions::*;
 pub use commands::*;
@@ -17,6 +18,7 @@ pub use posts::*;
 pub use teams::*;
 pub use users::*;
 pub use websocket::*;
+pub use withheld::WITHHELD;
 
 /// A JSON object, as Mattermost's free-form maps (`props`, `context`) are.
 pub type JsonMap = serde_json::Map<String, serde_json::Value>;

@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::JsonMap;
+use super::withheld::Withheld;
 
 /// A user: a person or a bot (`is_bot`), sanitised as the API returns it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -30,8 +31,8 @@ impl User {
     }
 }
 
-/// `POST /users` body.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// `POST /users` body. Its `Debug` withholds `password` (`withheld.rs`).
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct NewUser {
     pub username: String,
@@ -42,12 +43,34 @@ pub struct NewUser {
     pub nickname: String,
 }
 
-/// `POST /users/login` body.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+impl std::fmt::Debug for NewUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewUser")
+            .field("username", &self.username)
+            .field("email", &self.email)
+            .field("password", &Withheld(&self.password))
+            .field("first_name", &self.first_name)
+            .field("last_name", &self.last_name)
+            .field("nickname", &self.nickname)
+            .finish()
+    }
+}
+
+/// `POST /users/login` body. Its `Debug` withholds `password`.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LoginRequest {
     pub login_id: String,
     pub password: String,
+}
+
+impl std::fmt::Debug for LoginRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoginRequest")
+            .field("login_id", &self.login_id)
+            .field("password", &Withheld(&self.password))
+            .finish()
+    }
 }
 
 /// A bot account. Its key is `user_id`: a bot is also a user of that id.
@@ -74,8 +97,8 @@ pub struct NewBot {
 }
 
 /// A personal access token. `token` is present only in the answer that
-/// minted it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// minted it, and its `Debug` withholds it.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct UserAccessToken {
     pub id: String,
@@ -84,4 +107,16 @@ pub struct UserAccessToken {
     pub user_id: String,
     pub description: String,
     pub is_active: bool,
+}
+
+impl std::fmt::Debug for UserAccessToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserAccessToken")
+            .field("id", &self.id)
+            .field("token", &Withheld(&self.token))
+            .field("user_id", &self.user_id)
+            .field("description", &self.description)
+            .field("is_active", &self.is_active)
+            .finish()
+    }
 }
