@@ -165,11 +165,27 @@ fn a_store_at_each_earlier_version_is_brought_forward_with_its_data() {
                 .expect("record kept (0016 rebuilt the table, §3.14)");
             assert_eq!(record.data, r#"{"title":"Rust book"}"#);
             assert_eq!((record.created_at, record.updated_at), (5000, 5001));
+            // A later create with the same id differs in the new primary
+            // key (created_at is in it): only the id's own index refuses it.
             assert!(
                 !store
-                    .insert_plugin_record("bookmark", "bookmarks", "r1", "{}", 5000)
+                    .insert_plugin_record("bookmark", "bookmarks", "r1", "{}", 6000)
                     .expect("insert"),
                 "a taken id is still refused after the rebuild"
+            );
+            assert_eq!(
+                store
+                    .plugin_record("bookmark", "bookmarks", "r1")
+                    .expect("query")
+                    .map(|kept| (kept.data, kept.created_at, kept.updated_at)),
+                Some((r#"{"title":"Rust book"}"#.to_string(), 5000, 5001)),
+                "the stored record is kept as it was"
+            );
+            assert_eq!(
+                store
+                    .plugin_record_count("bookmark", "bookmarks")
+                    .expect("count"),
+                1
             );
         }
         drop(store);

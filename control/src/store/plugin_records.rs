@@ -1,5 +1,6 @@
 //! Plugin records (§3.14): the one table every plugin's storage lives in,
-//! keyed by (namespace, collection, id). Every statement binds its values;
+//! a record's id unique within its namespace and collection, the rows kept
+//! in the order a query answers in (migration 0016). Every statement binds its values;
 //! a query's conditions arrive already checked against the collection's
 //! declared fields (`plugin_storage::query`), and even the JSON path of a
 //! field is a bound parameter, so nothing a plugin sends is ever SQL.

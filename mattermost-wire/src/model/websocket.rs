@@ -40,13 +40,24 @@ impl WebSocketEvent {
     }
 }
 
-/// A client request: `{action, seq, data}`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// A client request: `{action, seq, data}`. Its `Debug` withholds a `token`
+/// in `data` (`withheld.rs`).
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WebSocketRequest {
     pub seq: i64,
     pub action: String,
     pub data: JsonMap,
+}
+
+impl std::fmt::Debug for WebSocketRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSocketRequest")
+            .field("seq", &self.seq)
+            .field("action", &self.action)
+            .field("data", &super::withheld::TokenWithheld(&self.data))
+            .finish()
+    }
 }
 
 /// The server's answer to a request; told from an event by a non-zero

@@ -1,5 +1,6 @@
 //! What `Debug` prints for a credential a wire model carries: a command's
-//! token, a password, a freshly minted access token. The models keep the
+//! token, a password, a freshly minted access token, the token a WebSocket
+//! `authentication_challenge` sends in its `data`. The models keep the
 //! plain `String` the JSON has, shared by the daemon and the simulator, but
 //! none of them derives `Debug`: each writes its own through [`Withheld`],
 //! so a `{:?}` of a request or an answer in a log or an error never holds
@@ -26,10 +27,34 @@ impl fmt::Debug for Withheld<'_> {
     }
 }
 
+/// A request's `data` with its `token` entry withheld: the WebSocket
+/// `authentication_challenge` carries the session token there.
+pub(crate) struct TokenWithheld<'a>(pub(crate) &'a super::JsonMap);
+
+impl fmt::Debug for TokenWithheld<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for (key, value) in self.0 {
+            match value {
+                serde_json::Value::String(text) if key == "token" => {
+                    map.entry(key, &Withheld(text));
+                }
+                _ if key == "token" => {
+                    map.entry(key, &format_args!("{WITHHELD}"));
+                }
+                _ => {
+                    map.entry(key, value);
+                }
+            }
+        }
+        map.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::WITHHELD;
-    use crate::model::{Command, LoginRequest, NewUser, UserAccessToken};
+    use crate::model::{Command, LoginRequest, NewUser, UserAccessToken, WebSocketRequest};
 
     /// Every wire model that carries a credential prints the rest of itself
     /// and never the credential (issue 21 item 6).
@@ -68,8 +93,25 @@ mod tests {
                     ..UserAccessToken::default()
                 }
             ),
+            format!(
+                "{:?}",
+                WebSocketRequest {
+                    seq: 1,
+                    action: "authentication_challenge".into(),
+                    data: serde_json::json!({"token": secret})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                }
+            ),
         ];
-        for (text, visible) in printed.iter().zip(["collegium", "ada", "ada", "tok1"]) {
+        for (text, visible) in printed.iter().zip([
+            "collegium",
+            "ada",
+            "ada",
+            "tok1",
+            "authentication_challenge",
+        ]) {
             assert!(!text.contains(secret), "{text}");
             assert!(text.contains(WITHHELD), "{text}");
             assert!(text.contains(visible), "{text}");
