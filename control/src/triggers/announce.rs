@@ -58,9 +58,10 @@ pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcemen
             webhook_item(trigger),
         ),
     };
-    // The file, when the item needs one, is no post: nothing in it is read
-    // for mentions, so it keeps the item as each piece's own disarming left it.
-    let attached = item.clone();
+    // The file, when the item needs one, is no post: it keeps the item as
+    // each piece's own disarming left it, unless quoting the pieces uncovered
+    // a mention (a code fence of the body broken by the quote's `> `).
+    let attached = disarmed_file(&item);
     let (head, item) = disarmed_whole(head, item, agent);
     fit(head, item, attached, &short, &label, post_limit)
 }
@@ -84,12 +85,30 @@ fn disarmed_whole(head: String, item: String, agent: &str) -> (String, String) {
     if only_the_agent && scan(&item, &|_| true).mentions.is_empty() {
         return (head, item);
     }
-    let every = |text: &str| text.replace('&', "&amp;").replace('@', "＠");
     let head = match head.strip_prefix(&lead) {
-        Some(rest) => format!("{lead}{}", every(rest)),
-        None => every(&head),
+        Some(rest) => format!("{lead}{}", every_at_gone(rest)),
+        None => every_at_gone(&head),
     };
-    (head, every(&item))
+    (head, every_at_gone(&item))
+}
+
+/// The text with every `@` and `&` made inert: nothing in it can spell a
+/// mention, by name or by entity (§4.5).
+fn every_at_gone(text: &str) -> String {
+    text.replace('&', "&amp;").replace('@', "＠")
+}
+
+/// The item as the attached file holds it: as its pieces' own disarming
+/// left it (an address stays `ana@example.com`), unless the quoted item reads
+/// a mention or a channel-wide one, then with every `@` and `&` gone, as the
+/// post's item would be (fuzz/regressions/webhook, §4.5).
+fn disarmed_file(item: &str) -> String {
+    let found = mattermost_wire::mentions::scan(item, &|_| true);
+    if found.mentions.is_empty() && found.channel_wide.is_empty() {
+        item.to_string()
+    } else {
+        every_at_gone(item)
+    }
 }
 
 /// How an approval prompt names the trigger a turn answers (§3.7, §4.2):
