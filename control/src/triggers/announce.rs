@@ -59,8 +59,9 @@ pub fn compose(trigger: &Trigger, agent: &str, post_limit: usize) -> Announcemen
         ),
     };
     // The file, when the item needs one, is no post: it keeps the item as
-    // each piece's own disarming left it, unless quoting the pieces uncovered
-    // a mention (a code fence of the body broken by the quote's `> `).
+    // each piece's own disarming left it, unless quoting uncovered a mention:
+    // a body quoted line by line can pair its backticks differently and free
+    // an `@name` its own code span or fence hid.
     let attached = disarmed_file(&item);
     let (head, item) = disarmed_whole(head, item, agent);
     fit(head, item, attached, &short, &label, post_limit)
