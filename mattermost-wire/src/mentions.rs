@@ -171,7 +171,9 @@ pub fn replace_mentions(
     }
 }
 
-fn disarmed(text: &str) -> String {
+/// The text with every `@` and `&` made inert, so nothing in it can spell
+/// a mention, by name or by entity.
+pub fn disarmed(text: &str) -> String {
     text.replace('&', "&amp;").replace('@', "＠")
 }
 

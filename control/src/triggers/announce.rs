@@ -87,16 +87,10 @@ fn disarmed_whole(head: String, item: String, agent: &str) -> (String, String) {
         return (head, item);
     }
     let head = match head.strip_prefix(&lead) {
-        Some(rest) => format!("{lead}{}", every_at_gone(rest)),
-        None => every_at_gone(&head),
+        Some(rest) => format!("{lead}{}", mattermost_wire::mentions::disarmed(rest)),
+        None => mattermost_wire::mentions::disarmed(&head),
     };
-    (head, every_at_gone(&item))
-}
-
-/// The text with every `@` and `&` made inert: nothing in it can spell a
-/// mention, by name or by entity (§4.5).
-fn every_at_gone(text: &str) -> String {
-    text.replace('&', "&amp;").replace('@', "＠")
+    (head, mattermost_wire::mentions::disarmed(&item))
 }
 
 /// The item as the attached file holds it: as its pieces' own disarming
@@ -108,7 +102,7 @@ fn disarmed_file(item: &str) -> String {
     if found.mentions.is_empty() && found.channel_wide.is_empty() {
         item.to_string()
     } else {
-        every_at_gone(item)
+        mattermost_wire::mentions::disarmed(item)
     }
 }
 
