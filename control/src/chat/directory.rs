@@ -19,6 +19,10 @@ use crate::store::{
 pub const ROLE_PROP: &str = "collegium_role";
 /// The props key naming the turn that wrote a framework post.
 pub const TURN_PROP: &str = "collegium_turn";
+/// The props key naming the decision an approval prompt or a question asks
+/// for, so a prompt a crash left unrecorded is still found and invalidated
+/// at the next boot (§7.3).
+pub const DECISION_PROP: &str = "collegium_decision";
 
 /// A post the framework writes: its role, and the turn that wrote it where
 /// one did, ride in its props (§8.2).

@@ -49,7 +49,10 @@ pub async fn sweep(
     let boot = services.boot_id.clone();
     let abandoned = services
         .store
-        .call(move |s| s.abandoned_turns(&boot))
+        .call(move |s| {
+            s.recover_unrecorded_posts(&boot)?;
+            s.abandoned_turns(&boot)
+        })
         .await?;
     let clean = previous.is_some_and(|p| p.stopped_at.is_some());
     let mut swept = Swept {

@@ -472,6 +472,35 @@ impl Store {
         Ok(rows)
     }
 
+    /// Records the status posts and prompts of turns another process left
+    /// running that it created but died before recording (§7.3): the boot's
+    /// catch-up has read them from the channel by then (§8.2), each known
+    /// by the turn and, for a prompt, the decision its props carry. Without
+    /// this the sweep could neither close such a status post nor
+    /// invalidate such a prompt, and its buttons would stay live.
+    pub fn recover_unrecorded_posts(&self, boot_id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE turns SET status_post_id = (
+                 SELECT p.id FROM posts p
+                 WHERE p.turn_id = turns.id AND p.role = 'status' AND p.deleted_at IS NULL
+                 ORDER BY p.created_at, p.id LIMIT 1)
+             WHERE ended_at IS NULL AND boot_id <> ?1 AND status_post_id IS NULL",
+            params![boot_id],
+        )?;
+        self.conn.execute(
+            "UPDATE decisions SET prompt_post_id = (
+                 SELECT p.id FROM posts p
+                 WHERE p.turn_id = decisions.turn_id AND p.role = 'prompt'
+                   AND p.deleted_at IS NULL
+                   AND json_extract(p.props, '$.collegium_decision') = decisions.id
+                 ORDER BY p.created_at, p.id LIMIT 1)
+             WHERE prompt_post_id IS NULL AND outcome IS NULL
+               AND turn_id IN (SELECT id FROM turns WHERE ended_at IS NULL AND boot_id <> ?1)",
+            params![boot_id],
+        )?;
+        Ok(())
+    }
+
     /// Prompts of a turn still waiting on a person: (decision, prompt post,
     /// what the person was shown).
     pub fn open_prompts_of(

@@ -15,6 +15,45 @@ fn crash(daemon: &mut e2e::Daemon) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidated() {
+    parked_on_an_approval_then_crash(Crash::AfterRecording).await;
+}
+
+/// A crash can fall between Mattermost creating a post and the store
+/// recording its id. The next boot reads the post back from the channel and
+/// still closes the status post and invalidates the prompt, whose buttons
+/// would otherwise stay live.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_3_a_prompt_and_status_post_a_crash_left_unrecorded_are_still_closed() {
+    parked_on_an_approval_then_crash(Crash::BeforeRecording).await;
+}
+
+/// Where the crash falls relative to the store recording the posts' ids.
+#[derive(PartialEq)]
+enum Crash {
+    AfterRecording,
+    BeforeRecording,
+}
+
+/// The store as a crash between creating the posts and recording their ids
+/// leaves it: the decision and the turn name no post.
+fn forget_post_ids(h: &e2e::Harness) {
+    let conn = rusqlite::Connection::open(h.state_dir().join("collegium.db")).expect("store");
+    conn.execute_batch(
+        "UPDATE decisions SET prompt_post_id = NULL; UPDATE turns SET status_post_id = NULL;",
+    )
+    .expect("forget");
+    let recorded: i64 = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM decisions WHERE prompt_post_id IS NOT NULL)
+                  + (SELECT COUNT(*) FROM turns WHERE status_post_id IS NOT NULL)",
+            [],
+            |row| row.get(0),
+        )
+        .expect("count");
+    assert_eq!(recorded, 0);
+}
+
+async fn parked_on_an_approval_then_crash(when: Crash) {
     let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.model.sim.script(
@@ -29,6 +68,9 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
     let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
     let status = e2e::scenario::status_post(&h, &square).await;
     crash(&mut daemon);
+    if when == Crash::BeforeRecording {
+        forget_post_ids(&h);
+    }
 
     let _again = reboot(&h, vec![]);
     let notice = boot_notice(&h, &square, since).await;
@@ -64,6 +106,10 @@ async fn s7_3_a_turn_parked_on_an_approval_is_abandoned_and_its_prompt_invalidat
             .outcome
             .as_deref(),
         Some("invalidated")
+    );
+    assert_eq!(
+        store.status_post_id(&turn.id).expect("query").as_deref(),
+        Some(status.id.as_str())
     );
     assert!(
         fixture_toolset::asked(&record).is_empty(),

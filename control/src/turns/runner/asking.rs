@@ -287,6 +287,10 @@ impl Turn<'_> {
             Some(&self.id),
         );
         post.props.insert("attachments".into(), buttons);
+        post.props.insert(
+            crate::chat::directory::DECISION_PROP.into(),
+            id.clone().into(),
+        );
         if let Some((name, bytes)) = &asking.attachment {
             let uploaded = self
                 .seat
