@@ -446,6 +446,25 @@ mod tests {
         );
     }
 
+    /// Outside content addresses no one, in the post or in its file
+    /// (§4.5): where the quoted item reads a mention, the file gets the
+    /// post's treatment, every `@` and `&` made inert; where it reads none,
+    /// the file keeps it as it was (found by the webhook fuzz target,
+    /// fuzz/regressions/webhook/).
+    #[test]
+    fn s4_5_an_attached_item_that_reads_a_mention_is_disarmed_whole() {
+        let quoted = "> **Reference:** daily\n>\n> @theo wire it, &ops too\n> ana@example.com";
+        let file = disarmed_file(quoted);
+        let found = mattermost_wire::mentions::scan(&file, &|_| true);
+        assert!(found.mentions.is_empty(), "{file}");
+        assert!(found.channel_wide.is_empty(), "{file}");
+        assert!(!file.contains('@'), "{file}");
+        assert!(file.contains("＠theo wire it, &amp;ops too"), "{file}");
+
+        let harmless = "> **Reference:** daily\n>\n> write to ana@example.com";
+        assert_eq!(disarmed_file(harmless), harmless);
+    }
+
     #[test]
     fn s4_2_a_body_past_the_post_limit_goes_whole_into_a_named_file() {
         let body = "line of the report\n".repeat(2_000);
