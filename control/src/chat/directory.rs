@@ -23,6 +23,9 @@ pub const TURN_PROP: &str = "collegium_turn";
 /// for, so a prompt a crash left unrecorded is still found and invalidated
 /// at the next boot (§7.3).
 pub const DECISION_PROP: &str = "collegium_decision";
+/// The props key naming the trigger an announcement posts, for the same
+/// reason (§4.2, §7.3).
+pub const TRIGGER_PROP: &str = "collegium_trigger";
 
 /// A post the framework writes: its role, and the turn that wrote it where
 /// one did, ride in its props (§8.2).

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{Lane, Lanes};
-use crate::chat::directory::framework_post;
+use crate::chat::directory::{TRIGGER_PROP, framework_post};
 use crate::triggers::announce;
 
 /// How often the lanes look for triggers waiting on an idle channel: a
@@ -63,6 +63,7 @@ impl Lanes {
         let composed = announce::compose(&next, &next.agent, self.services.post_limit.get());
         let bot = &self.services.system_bot;
         let mut post = framework_post(channel_id, composed.message, "notice", None);
+        post.props.insert(TRIGGER_PROP.into(), next.id.into());
         if let Some(attached) = &composed.attachment {
             match bot
                 .rest

@@ -38,6 +38,12 @@ pub struct Swept {
     pub returned_before: Vec<String>,
     /// The work units turns that had effects left where they stood (§3.15).
     pub units: crate::units::boot::Left,
+    /// Triggers sent back to be announced again: their turn was abandoned
+    /// before it had any effect, or their announcement started none (§4.2).
+    pub announced_again: usize,
+    /// Triggers owed another announcement that already had the one more
+    /// post §4.2 allows, by label.
+    pub not_announced_again: Vec<String>,
 }
 
 /// Sweeps what the previous process left. `previous` is its run record;
@@ -51,6 +57,7 @@ pub async fn sweep(
         .store
         .call(move |s| {
             s.recover_unrecorded_posts(&boot)?;
+            s.recover_unrecorded_announcements()?;
             s.abandoned_turns(&boot)
         })
         .await?;
@@ -101,7 +108,7 @@ pub async fn sweep(
             context_reach_post_id: None,
         };
         let at = now();
-        let (again, named, had_effects, left) = services
+        let (again, named, had_effects, left, announced) = services
             .store
             .call(move |s| {
                 s.end_turn(&id, &end)?;
@@ -115,22 +122,25 @@ pub async fn sweep(
                 // turn had no effect, the trigger is announced once more
                 // instead, and never a third time (§4.2, §7.3).
                 let announcement = match &start {
-                    Some(post) if s.trigger_announced_by(post)?.is_some() => Some(post.clone()),
-                    _ => None,
+                    Some(post) => s
+                        .trigger_announced_by(post)?
+                        .map(|trigger| (post.clone(), trigger.id)),
+                    None => None,
                 };
-                if let Some(post) = &announcement {
+                if let Some((post, _)) = &announcement {
                     taken.retain(|p| p != post);
                 }
                 if returning == Returning::Nothing {
                     // §3.15: the notice names the units such a turn was on.
                     let left = crate::units::boot::left_by(s, &agent, &channel, &id, &taken)?;
                     s.consume_taken(&id)?;
-                    return Ok((Vec::new(), taken, true, left));
+                    return Ok((Vec::new(), taken, true, left, None));
                 }
                 s.return_taken(&id)?;
+                let mut announced = None;
                 match (&announcement, &start) {
-                    (Some(post), _) => {
-                        s.announce_again(post)?;
+                    (Some((post, trigger)), _) => {
+                        announced = Some((*trigger, s.announce_again(post)?));
                     }
                     (None, Some(post)) => {
                         s.enqueue(&agent, &channel, post, at)?;
@@ -138,7 +148,7 @@ pub async fn sweep(
                     (None, None) => {}
                 }
                 if returning == Returning::Everything {
-                    return Ok((taken, Vec::new(), false, Default::default()));
+                    return Ok((taken, Vec::new(), false, Default::default(), announced));
                 }
                 let (mut again, mut named) = (Vec::new(), Vec::new());
                 for post in taken {
@@ -149,9 +159,10 @@ pub async fn sweep(
                         named.push(post);
                     }
                 }
-                Ok((again, named, false, Default::default()))
+                Ok((again, named, false, Default::default(), announced))
             })
             .await?;
+        swept.count_announcement(announced);
         if !again.is_empty() {
             swept.requeued_posts += again.len();
             swept
@@ -168,6 +179,22 @@ pub async fn sweep(
     for turn in &ended {
         requeue_hand_offs(services, turn, &mut swept).await?;
     }
+    if let Some(previous) = previous {
+        let since = previous.started_at;
+        let unstarted = services
+            .store
+            .call(move |s| {
+                let mut owed = Vec::new();
+                for (trigger, post) in s.unstarted_announcements(since)? {
+                    owed.push((trigger, s.announce_again(&post)?));
+                }
+                Ok(owed)
+            })
+            .await?;
+        for owed in unstarted {
+            swept.count_announcement(Some(owed));
+        }
+    }
     swept.requeued.sort();
     swept.requeued.dedup();
     info!(
@@ -176,6 +203,20 @@ pub async fn sweep(
         "restart sweep done"
     );
     Ok(swept)
+}
+
+impl Swept {
+    /// A trigger owed another announcement: sent back, or named where it
+    /// had its one more post already (§4.2, §7.3).
+    fn count_announcement(&mut self, owed: Option<(i64, bool)>) {
+        match owed {
+            Some((_, true)) => self.announced_again += 1,
+            Some((trigger, false)) => self
+                .not_announced_again
+                .push(crate::store::trigger_label(trigger)),
+            None => {}
+        }
+    }
 }
 
 /// What an abandoned turn gives back to its queue (§7.3).
@@ -343,6 +384,21 @@ pub async fn post_notice(
             text.push(' ');
             text.push_str(&units);
         }
+    }
+    if swept.announced_again > 0 {
+        let _ = write!(
+            text,
+            " {} trigger{} will be announced again.",
+            swept.announced_again,
+            if swept.announced_again == 1 { "" } else { "s" },
+        );
+    }
+    if !swept.not_announced_again.is_empty() {
+        let _ = write!(
+            text,
+            " Not announced again, because each had its one more announcement already: {}.",
+            swept.not_announced_again.join(", ")
+        );
     }
     let notice = framework_post(main_channel_id.to_string(), text, "notice", None);
     if let Err(error) = services.system_bot.rest.create_post(&notice).await {

@@ -469,6 +469,57 @@ impl Store {
         )? == 1)
     }
 
+    /// Records as announced each pending trigger whose announcement a
+    /// crash left between Mattermost creating the post and this store
+    /// recording it (§7.3). The boot's catch-up has read the post back by
+    /// then (§8.2): the system bot's notice whose props name the trigger,
+    /// posted after any announcement already recorded. Without this the
+    /// trigger would be announced again as if for the first time, and
+    /// could be posted once more than §4.2 allows.
+    pub fn recover_unrecorded_announcements(&mut self) -> Result<usize, StoreError> {
+        // SQLite takes the bare columns from the row MIN() chose: the
+        // earliest such post of each trigger.
+        let found: Vec<(i64, String, Millis)> = self
+            .conn
+            .prepare(
+                "SELECT g.id, p.id, MIN(p.created_at) FROM triggers g
+                 JOIN posts p ON p.role = 'notice' AND p.author_kind = 'system_bot'
+                   AND p.deleted_at IS NULL
+                   AND json_extract(p.props, '$.collegium_trigger') = g.id
+                   AND (g.announced_at IS NULL OR p.created_at > g.announced_at)
+                   AND p.id IS NOT g.announcement_post_id
+                 WHERE g.status = 'pending'
+                 GROUP BY g.id",
+            )?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        for (id, post, at) in &found {
+            self.mark_announced(*id, post, *at)?;
+        }
+        Ok(found.len())
+    }
+
+    /// Announcements the process that stopped posted and never saw arrive:
+    /// announced since `since` (its start), first recorded by this boot's
+    /// catch-up, and the start of no turn. Each started nothing, so its
+    /// trigger is owed the post it never got (§4.2, §7.3). (trigger id,
+    /// post id).
+    pub fn unstarted_announcements(&self, since: Millis) -> Result<Vec<(i64, String)>, StoreError> {
+        let mut statement = self.conn.prepare(
+            "SELECT g.id, g.announcement_post_id FROM triggers g
+             JOIN posts p ON p.id = g.announcement_post_id
+             WHERE g.status = 'announced' AND g.announced_at >= ?1
+               AND p.observed_via = 'backfill'
+               AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.answers_post_id = p.id)
+               AND NOT EXISTS (SELECT 1 FROM turn_answers a WHERE a.post_id = p.id)
+             ORDER BY g.id",
+        )?;
+        let rows = statement
+            .query_map(params![since], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// Returns to pending an announced trigger whose turn a restart
     /// abandoned before it had any effect, where it was announced once: the
     /// one more post §4.2 allows. Returns whether it will be announced again.
@@ -665,5 +716,173 @@ mod tests {
         for text in ["", "T-", "T-0", "x12", "<abc@mail>"] {
             assert_eq!(parse_trigger_label(text), None, "{text}");
         }
+    }
+
+    fn with_channel() -> (tempfile::TempDir, Store) {
+        let (dir, store) = open();
+        store
+            .conn
+            .execute_batch(
+                "INSERT INTO channels (id, name, display_name, kind) VALUES ('c1', 'c1', 'c1', 'open')",
+            )
+            .expect("channel");
+        (dir, store)
+    }
+
+    /// The system bot's announcement of `trigger` as the store records it.
+    fn announcement(
+        id: &str,
+        trigger: i64,
+        at: Millis,
+        via: crate::store::ObservedVia,
+    ) -> crate::store::ObservedPost {
+        crate::store::ObservedPost {
+            id: id.into(),
+            channel_id: "c1".into(),
+            author_id: "u-collegium".into(),
+            author_name: "collegium".into(),
+            author_kind: crate::store::AuthorKind::SystemBot,
+            created_at: at,
+            message: format!("@mira New mail [T-{trigger}]"),
+            props: Some(
+                serde_json::json!({"collegium_role": "notice", "collegium_trigger": trigger})
+                    .to_string(),
+            ),
+            role: crate::store::PostRole::Notice,
+            turn_id: None,
+            pinned: false,
+            observed_at: at,
+            observed_via: via,
+            files: Vec::new(),
+        }
+    }
+
+    fn answered_by_a_turn(store: &Store, post: &str) {
+        store
+            .open_turn(&crate::store::NewTurn {
+                id: "t1".into(),
+                agent: "mira".into(),
+                channel_id: "c1".into(),
+                boot_id: "b1".into(),
+                started_at: 300,
+                cause: crate::store::TurnCause::Trigger,
+                answers_post_id: Some(post.into()),
+                depth: 0,
+                chain_root: "t1".into(),
+                chain_length: 1,
+                model: "m".into(),
+            })
+            .expect("turn");
+    }
+
+    /// A crash between Mattermost creating the announcement and the store
+    /// recording it: the post read back at boot records it, once.
+    #[test]
+    fn s7_3_an_announcement_a_crash_left_unrecorded_is_recorded_from_the_channel() {
+        let (_dir, mut store) = with_channel();
+        let id = store.record_trigger(&mail("<a@x>"), 10).expect("record");
+        store
+            .record_post(&announcement(
+                "p1",
+                id,
+                100,
+                crate::store::ObservedVia::Backfill,
+            ))
+            .expect("post");
+        assert_eq!(
+            store.recover_unrecorded_announcements().expect("recover"),
+            1
+        );
+        let trigger = store.trigger(id).expect("read").expect("row");
+        assert_eq!(trigger.status, TriggerStatus::Announced);
+        assert_eq!(trigger.announcement_post_id.as_deref(), Some("p1"));
+        assert_eq!(trigger.announcements, 1);
+        assert_eq!(store.recover_unrecorded_announcements().expect("again"), 0);
+
+        // It started nothing, so it is owed its announcement; once a turn
+        // answers it, it is not.
+        assert_eq!(
+            store.unstarted_announcements(50).expect("unstarted"),
+            vec![(id, "p1".to_string())]
+        );
+        answered_by_a_turn(&store, "p1");
+        assert!(
+            store
+                .unstarted_announcements(50)
+                .expect("unstarted")
+                .is_empty()
+        );
+    }
+
+    /// Sent back once, announced again and cut off again: the second post is
+    /// the one recovered, and the count says two (§4.2).
+    #[test]
+    fn s4_2_a_second_announcement_left_unrecorded_counts_as_the_second() {
+        let (_dir, mut store) = with_channel();
+        let id = store.record_trigger(&mail("<a@x>"), 10).expect("record");
+        store
+            .record_post(&announcement(
+                "p1",
+                id,
+                100,
+                crate::store::ObservedVia::Live,
+            ))
+            .expect("post");
+        store.mark_announced(id, "p1", 101).expect("announced");
+        assert!(store.announce_again("p1").expect("again"));
+        store
+            .record_post(&announcement(
+                "p2",
+                id,
+                200,
+                crate::store::ObservedVia::Backfill,
+            ))
+            .expect("post");
+        assert_eq!(
+            store.recover_unrecorded_announcements().expect("recover"),
+            1
+        );
+        let trigger = store.trigger(id).expect("read").expect("row");
+        assert_eq!(trigger.announcement_post_id.as_deref(), Some("p2"));
+        assert_eq!(trigger.announcements, 2);
+        assert!(!store.announce_again("p2").expect("no third"));
+    }
+
+    /// Only what the stopped process announced and never saw arrive is owed:
+    /// not a post it saw (its turn may have been refused), nor one announced
+    /// before it started.
+    #[test]
+    fn s7_3_an_announcement_seen_live_or_made_before_the_last_start_is_not_owed() {
+        let (_dir, mut store) = with_channel();
+        let seen = store.record_trigger(&mail("<a@x>"), 10).expect("record");
+        store
+            .record_post(&announcement(
+                "p1",
+                seen,
+                100,
+                crate::store::ObservedVia::Live,
+            ))
+            .expect("post");
+        store.mark_announced(seen, "p1", 100).expect("announced");
+        let old = store.record_trigger(&mail("<b@x>"), 10).expect("record");
+        store
+            .record_post(&announcement(
+                "p2",
+                old,
+                40,
+                crate::store::ObservedVia::Backfill,
+            ))
+            .expect("post");
+        store.mark_announced(old, "p2", 40).expect("announced");
+        assert!(
+            store
+                .unstarted_announcements(50)
+                .expect("unstarted")
+                .is_empty()
+        );
+        assert_eq!(
+            store.recover_unrecorded_announcements().expect("recover"),
+            0
+        );
     }
 }

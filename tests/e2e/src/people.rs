@@ -349,6 +349,16 @@ impl Harness {
         self.sim_post("ws/drop", json!({})).await;
     }
 
+    /// Holds the next `events` events to `username`'s open sockets for
+    /// `delay_ms` each: a process that dies meanwhile never sees them.
+    pub async fn hold_events(&self, username: &str, delay_ms: u64, events: u32) {
+        self.sim_post(
+            "ws/delay",
+            json!({"as": username, "delay_ms": delay_ms, "events": events}),
+        )
+        .await;
+    }
+
     /// Makes the next event to `username`'s sockets skip a sequence number.
     pub async fn skip_seq(&self, username: &str) {
         self.sim_post("ws/skip-seq", json!({"as": username})).await;
