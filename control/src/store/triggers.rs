@@ -535,6 +535,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::ObservedVia;
 
     fn open() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -734,7 +735,7 @@ mod tests {
         id: &str,
         trigger: i64,
         at: Millis,
-        via: crate::store::ObservedVia,
+        via: ObservedVia,
     ) -> crate::store::ObservedPost {
         crate::store::ObservedPost {
             id: id.into(),
@@ -775,20 +776,21 @@ mod tests {
             .expect("turn");
     }
 
+    /// Records the system bot's announcement `post` of `trigger`, read at
+    /// `at` over `via`.
+    fn posted(store: &mut Store, post: &str, trigger: i64, at: Millis, via: ObservedVia) {
+        store
+            .record_post(&announcement(post, trigger, at, via))
+            .expect("post");
+    }
+
     /// A crash between Mattermost creating the announcement and the store
     /// recording it: the post read back at boot records it, once.
     #[test]
     fn s7_3_an_announcement_a_crash_left_unrecorded_is_recorded_from_the_channel() {
         let (_dir, mut store) = with_channel();
         let id = store.record_trigger(&mail("<a@x>"), 10).expect("record");
-        store
-            .record_post(&announcement(
-                "p1",
-                id,
-                100,
-                crate::store::ObservedVia::Backfill,
-            ))
-            .expect("post");
+        posted(&mut store, "p1", id, 100, ObservedVia::Backfill);
         assert_eq!(
             store.recover_unrecorded_announcements().expect("recover"),
             1
@@ -820,24 +822,10 @@ mod tests {
     fn s4_2_a_second_announcement_left_unrecorded_counts_as_the_second() {
         let (_dir, mut store) = with_channel();
         let id = store.record_trigger(&mail("<a@x>"), 10).expect("record");
-        store
-            .record_post(&announcement(
-                "p1",
-                id,
-                100,
-                crate::store::ObservedVia::Live,
-            ))
-            .expect("post");
+        posted(&mut store, "p1", id, 100, ObservedVia::Live);
         store.mark_announced(id, "p1", 101).expect("announced");
         assert!(store.announce_again("p1").expect("again"));
-        store
-            .record_post(&announcement(
-                "p2",
-                id,
-                200,
-                crate::store::ObservedVia::Backfill,
-            ))
-            .expect("post");
+        posted(&mut store, "p2", id, 200, ObservedVia::Backfill);
         assert_eq!(
             store.recover_unrecorded_announcements().expect("recover"),
             1
@@ -855,24 +843,10 @@ mod tests {
     fn s7_3_an_announcement_seen_live_or_made_before_the_last_start_is_not_owed() {
         let (_dir, mut store) = with_channel();
         let seen = store.record_trigger(&mail("<a@x>"), 10).expect("record");
-        store
-            .record_post(&announcement(
-                "p1",
-                seen,
-                100,
-                crate::store::ObservedVia::Live,
-            ))
-            .expect("post");
+        posted(&mut store, "p1", seen, 100, ObservedVia::Live);
         store.mark_announced(seen, "p1", 100).expect("announced");
         let old = store.record_trigger(&mail("<b@x>"), 10).expect("record");
-        store
-            .record_post(&announcement(
-                "p2",
-                old,
-                40,
-                crate::store::ObservedVia::Backfill,
-            ))
-            .expect("post");
+        posted(&mut store, "p2", old, 40, ObservedVia::Backfill);
         store.mark_announced(old, "p2", 40).expect("announced");
         assert!(
             store

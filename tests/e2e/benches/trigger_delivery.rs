@@ -51,10 +51,7 @@ async fn main() {
         println!("bench trigger_delivery: skipped outside `cargo bench`");
         return;
     }
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
+    let h = Harness::with_trigger_route(SECRET, "debounce_window_ms = 0").await;
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     h.person("ana", &["town-square"]).await;

@@ -23,6 +23,16 @@ impl Harness {
         std::fs::write(&self.config, text).expect("write config");
     }
 
+    /// A provisioned deployment under `limits` with the trigger route open
+    /// with `secret`, the daemon not yet started.
+    pub async fn with_trigger_route(secret: &str, limits: &str) -> Self {
+        let h = Self::start().await;
+        h.limits(limits);
+        h.trigger_secret(secret);
+        h.provision().await.expect("provisioned");
+        h
+    }
+
     /// Declares a schedule of @mira's (§4.2).
     pub fn schedule_for_mira(&self, name: &str, recurrence: &str, channel: &str, text: &str) {
         let config = std::fs::read_to_string(&self.config).expect("config");

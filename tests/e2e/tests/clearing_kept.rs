@@ -21,10 +21,7 @@ const SECRET: &str = "trigger-secret-for-the-clear-tests";
 /// A deployment with the trigger route open, @mira holding memory, and the
 /// daemon listening.
 async fn deployment() -> (Harness, e2e::Daemon) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
+    let h = Harness::with_trigger_route(SECRET, "debounce_window_ms = 0").await;
     h.grant_mira(&["memory"]);
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");

@@ -29,10 +29,7 @@ async fn s7_3_an_announcement_a_crash_left_unrecorded_counts_as_the_first() {
 }
 
 async fn announced_then_crash(when: Crash) {
-    let h = Harness::start().await;
-    h.limits("debounce_window_ms = 0");
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
+    let h = Harness::with_trigger_route(SECRET, "debounce_window_ms = 0").await;
     let mut daemon = h.daemon();
     daemon.wait_for("agents are listening");
     let square = square_with(&h, &["ana"]).await;

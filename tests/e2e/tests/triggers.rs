@@ -26,10 +26,7 @@ async fn open_route() -> (Harness, e2e::Daemon) {
 /// As `open_route`, under `limits`, and with @mira holding the fixture
 /// toolset (its gated `fixture::write`) where `fixture` is set.
 async fn open_route_under(limits: &str, fixture: bool) -> (Harness, e2e::Daemon) {
-    let h = Harness::start().await;
-    h.limits(limits);
-    h.trigger_secret(SECRET);
-    h.provision().await.expect("provisioned");
+    let h = Harness::with_trigger_route(SECRET, limits).await;
     if fixture {
         h.install_fixture_plugin(&h.dir.path().join("asked.jsonl"));
         h.grant_mira(&["workspace", "fixture"]);
