@@ -44,6 +44,7 @@ impl Feed {
         while let Some(event) = events.recv().await {
             match event {
                 SocketEvent::Resync { bot, first } => {
+                    let _ = self.lanes.send(LaneInput::Listening(bot.clone())).await;
                     let via = if first {
                         ObservedVia::Backfill
                     } else {

@@ -12,7 +12,7 @@ mod route;
 mod taken;
 mod triggers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,6 +58,9 @@ pub enum LaneInput {
     },
     /// The clear's store cut is done: what arrived meanwhile is handled now.
     Release(String),
+    /// A bot's socket said hello: from here a post in its channels reaches
+    /// the lanes live, so a trigger for it can be announced (§4.2, §8.2).
+    Listening(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -141,6 +144,10 @@ pub struct Lanes {
     announcing: HashMap<String, triggers::Announcing>,
     /// Channels a clear holds (§8.5), with what arrived for them meanwhile.
     taken: HashMap<String, Vec<LaneInput>>,
+    /// Agents whose socket has said hello. An announcement posted before
+    /// then would be recorded by the socket's first catch-up, which starts
+    /// nothing (§8.2): the trigger would be posted and answered by no one.
+    listening: HashSet<String>,
 }
 
 impl Lanes {
@@ -154,6 +161,7 @@ impl Lanes {
             inbox: inbox.clone(),
             generation: 0,
             announcing: HashMap::new(),
+            listening: HashSet::new(),
             taken: HashMap::new(),
         };
         sweep_triggers_every(triggers::SWEEP_EVERY, inbox.clone());
@@ -178,6 +186,10 @@ impl Lanes {
             LaneInput::Parked(parked) => self.parked(&parked).await,
             LaneInput::TriggerRecorded(channel_id) => self.deliver(&channel_id).await,
             LaneInput::SweepTriggers => self.sweep_triggers().await,
+            LaneInput::Listening(agent) => {
+                self.listening.insert(agent);
+                self.sweep_triggers().await;
+            }
             LaneInput::Take { channel_id, taken } => {
                 let _ = taken.send(self.take(channel_id));
             }

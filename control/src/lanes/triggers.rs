@@ -54,6 +54,9 @@ impl Lanes {
                 return;
             }
         };
+        if !self.listening.contains(&next.agent) {
+            return;
+        }
         if self.services.seat(&next.agent).is_none() {
             // Intake checked the agent; one gone from the configuration
             // since leaves its trigger waiting, and says so.

@@ -17,7 +17,7 @@ use crate::approvals::prompt;
 use crate::chat::directory::framework_post;
 use crate::context::window::local_time;
 use crate::services::Services;
-use crate::store::{Millis, ProcessRun, StoreError, TurnEnd};
+use crate::store::{AnnounceAgain, Millis, ProcessRun, StoreError, TurnEnd};
 
 /// The line an abandoned turn's status post ends with.
 pub const ABANDONED: &str = "⚠ Abandoned: the process restarted while this turn was running.";
@@ -208,13 +208,13 @@ pub async fn sweep(
 impl Swept {
     /// A trigger owed another announcement: sent back, or named where it
     /// had its one more post already (§4.2, §7.3).
-    fn count_announcement(&mut self, owed: Option<(i64, bool)>) {
+    fn count_announcement(&mut self, owed: Option<(i64, AnnounceAgain)>) {
         match owed {
-            Some((_, true)) => self.announced_again += 1,
-            Some((trigger, false)) => self
+            Some((_, AnnounceAgain::Sent)) => self.announced_again += 1,
+            Some((trigger, AnnounceAgain::HadItsOneMore)) => self
                 .not_announced_again
                 .push(crate::store::trigger_label(trigger)),
-            None => {}
+            Some((_, AnnounceAgain::NotOutstanding)) | None => {}
         }
     }
 }
@@ -396,7 +396,7 @@ pub async fn post_notice(
     if !swept.not_announced_again.is_empty() {
         let _ = write!(
             text,
-            " Not announced again, because each had its one more announcement already: {}.",
+            " Not announced again, because already announced twice: {}.",
             swept.not_announced_again.join(", ")
         );
     }

@@ -42,7 +42,7 @@ pub use search::{PostQuery, ReachChannel};
 pub use thread::StoreHandle;
 pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use triggers::{
-    MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
+    AnnounceAgain, MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
     parse_trigger_label, trigger_label,
 };
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};

@@ -87,6 +87,17 @@ pub struct Trigger {
     pub announcements: u32,
 }
 
+/// What [`Store::announce_again`] did with a trigger owed another post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnounceAgain {
+    /// Back to pending: it will be announced again.
+    Sent,
+    /// Still outstanding, and it has had the one more post §4.2 allows.
+    HadItsOneMore,
+    /// Resolved or superseded meanwhile: nothing is owed.
+    NotOutstanding,
+}
+
 /// How the framework names a trigger: the id its announcement brackets.
 pub fn trigger_label(id: i64) -> String {
     format!("T-{id}")
@@ -473,9 +484,12 @@ impl Store {
     /// crash left between Mattermost creating the post and this store
     /// recording it (§7.3). The boot's catch-up has read the post back by
     /// then (§8.2): the system bot's notice whose props name the trigger,
-    /// posted after any announcement already recorded. Without this the
-    /// trigger would be announced again as if for the first time, and
-    /// could be posted once more than §4.2 allows.
+    /// posted after any announcement already recorded and not before the
+    /// trigger itself (give or take a minute of the two clocks' skew: a
+    /// store begun afresh numbers its triggers from 1 again, and an old
+    /// announcement read back must not pass for a new trigger's). Without
+    /// this the trigger would be announced again as if for the first time,
+    /// and could be posted once more than §4.2 allows.
     pub fn recover_unrecorded_announcements(&mut self) -> Result<usize, StoreError> {
         // SQLite takes the bare columns from the row MIN() chose: the
         // earliest such post of each trigger.
@@ -486,6 +500,7 @@ impl Store {
                  JOIN posts p ON p.role = 'notice' AND p.author_kind = 'system_bot'
                    AND p.deleted_at IS NULL
                    AND json_extract(p.props, '$.collegium_trigger') = g.id
+                   AND p.created_at >= g.recorded_at - 60000
                    AND (g.announced_at IS NULL OR p.created_at > g.announced_at)
                    AND p.id IS NOT g.announcement_post_id
                  WHERE g.status = 'pending'
@@ -500,8 +515,9 @@ impl Store {
     }
 
     /// Announcements the process that stopped posted and never saw arrive:
-    /// announced since `since` (its start), first recorded by this boot's
-    /// catch-up, and the start of no turn. Each started nothing, so its
+    /// announced since `since` (its start), recorded by a catch-up that
+    /// hands nothing on (this boot's, or a socket's first) and never
+    /// delivered live since, and the start of no turn. Each started nothing, so its
     /// trigger is owed the post it never got (§4.2, §7.3). (trigger id,
     /// post id).
     pub fn unstarted_announcements(&self, since: Millis) -> Result<Vec<(i64, String)>, StoreError> {
@@ -522,13 +538,28 @@ impl Store {
 
     /// Returns to pending an announced trigger whose turn a restart
     /// abandoned before it had any effect, where it was announced once: the
-    /// one more post §4.2 allows. Returns whether it will be announced again.
-    pub fn announce_again(&self, post_id: &str) -> Result<bool, StoreError> {
-        Ok(self.conn.execute(
+    /// one more post §4.2 allows.
+    pub fn announce_again(&self, post_id: &str) -> Result<AnnounceAgain, StoreError> {
+        if self.conn.execute(
             "UPDATE triggers SET status = 'pending'
              WHERE announcement_post_id = ?1 AND status = 'announced' AND announcements = 1",
             params![post_id],
-        )? == 1)
+        )? == 1
+        {
+            return Ok(AnnounceAgain::Sent);
+        }
+        let outstanding = self
+            .conn
+            .query_row(
+                "SELECT 1 FROM triggers WHERE announcement_post_id = ?1 AND status = 'announced'",
+                params![post_id],
+                |_| Ok(()),
+            )
+            .optional()?;
+        Ok(match outstanding {
+            Some(()) => AnnounceAgain::HadItsOneMore,
+            None => AnnounceAgain::NotOutstanding,
+        })
     }
 }
 
@@ -696,11 +727,21 @@ mod tests {
         let (_dir, mut store) = open();
         let id = store.record_trigger(&mail("a@x"), 1).expect("record");
         store.mark_announced(id, "p1", 2).expect("announce");
-        assert!(store.announce_again("p1").expect("again"));
+        assert_eq!(
+            store.announce_again("p1").expect("again"),
+            AnnounceAgain::Sent
+        );
         store.mark_announced(id, "p2", 3).expect("announce");
-        assert!(
-            !store.announce_again("p2").expect("again"),
+        assert_eq!(
+            store.announce_again("p2").expect("again"),
+            AnnounceAgain::HadItsOneMore,
             "one more, no more"
+        );
+        assert!(store.resolve_trigger(id, 4).expect("resolve"));
+        assert_eq!(
+            store.announce_again("p2").expect("again"),
+            AnnounceAgain::NotOutstanding,
+            "a resolved trigger is owed nothing"
         );
         assert_eq!(
             store.trigger(id).expect("read").expect("row").announcements,
@@ -824,7 +865,10 @@ mod tests {
         let id = store.record_trigger(&mail("<a@x>"), 10).expect("record");
         posted(&mut store, "p1", id, 100, ObservedVia::Live);
         store.mark_announced(id, "p1", 101).expect("announced");
-        assert!(store.announce_again("p1").expect("again"));
+        assert_eq!(
+            store.announce_again("p1").expect("again"),
+            AnnounceAgain::Sent
+        );
         posted(&mut store, "p2", id, 200, ObservedVia::Backfill);
         assert_eq!(
             store.recover_unrecorded_announcements().expect("recover"),
@@ -833,7 +877,10 @@ mod tests {
         let trigger = store.trigger(id).expect("read").expect("row");
         assert_eq!(trigger.announcement_post_id.as_deref(), Some("p2"));
         assert_eq!(trigger.announcements, 2);
-        assert!(!store.announce_again("p2").expect("no third"));
+        assert_eq!(
+            store.announce_again("p2").expect("no third"),
+            AnnounceAgain::HadItsOneMore
+        );
     }
 
     /// Only what the stopped process announced and never saw arrive is owed:
@@ -858,5 +905,30 @@ mod tests {
             store.recover_unrecorded_announcements().expect("recover"),
             0
         );
+    }
+
+    /// Of two posts naming a pending trigger the earlier is its first
+    /// announcement; a post from before the trigger was recorded (an old
+    /// store's trigger of the same number) is none of its.
+    #[test]
+    fn s7_3_the_earliest_announcement_after_the_trigger_is_the_one_recovered() {
+        let (_dir, mut store) = with_channel();
+        let id = store
+            .record_trigger(&mail("<a@x>"), 1_000_000)
+            .expect("record");
+        posted(&mut store, "stale", id, 100, ObservedVia::Backfill);
+        assert_eq!(
+            store.recover_unrecorded_announcements().expect("recover"),
+            0
+        );
+        posted(&mut store, "p2", id, 1_000_200, ObservedVia::Backfill);
+        posted(&mut store, "p1", id, 1_000_100, ObservedVia::Backfill);
+        assert_eq!(
+            store.recover_unrecorded_announcements().expect("recover"),
+            1
+        );
+        let trigger = store.trigger(id).expect("read").expect("row");
+        assert_eq!(trigger.announcement_post_id.as_deref(), Some("p1"));
+        assert_eq!(trigger.announcements, 1);
     }
 }
