@@ -221,3 +221,54 @@ fn s3_4_the_check_prints_the_browser_unit_s_drop_in_where_an_agent_browses() {
     let quiet = collegium(&["config", "check", example.to_str().expect("utf-8")]);
     assert!(!String::from_utf8_lossy(&quiet.stdout).contains("IPAddressDeny"));
 }
+
+/// Issue 21 item 1: the mail worker's unit hands its mailbox passwords over
+/// as credentials. Every process that loads the configuration sees their
+/// paths, and those ordered before that unit (the provisioner) or holding
+/// credentials of their own (the daemon) must not refuse a file that exists
+/// only inside the mail worker's unit; the mail worker, whose credentials
+/// they are, still refuses one that is missing, naming the key.
+#[test]
+fn another_units_credential_is_not_looked_for_and_the_units_own_is() {
+    let file = repo().join("tests/config/valid/credentials-of-other-units.toml");
+    let check = |credentials: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_collegium"));
+        command.args(["config", "check", file.to_str().expect("utf-8")]);
+        command.env_remove("CREDENTIALS_DIRECTORY");
+        if let Some(dir) = credentials {
+            command.env("CREDENTIALS_DIRECTORY", dir);
+        }
+        let output = command.output().expect("run collegium");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+
+    let (code, summary) = check(None);
+    assert_eq!(code, Some(0), "{summary}");
+    assert!(
+        summary.contains("key from collegium.service's credential sim"),
+        "{summary}"
+    );
+    let (code, summary) = check(Some("/run/credentials/collegium.service"));
+    assert_eq!(
+        code,
+        Some(1),
+        "the daemon's own credential is looked for: {summary}"
+    );
+    assert!(summary.contains("models.sim.api_key.file: /run/credentials/collegium.service/sim does not exist"), "{summary}");
+    assert!(!summary.contains("mailbox"), "{summary}");
+
+    let (code, report) = check(Some("/run/credentials/collegium-worker-mail.service"));
+    assert_eq!(code, Some(1), "{report}");
+    for server in ["imap", "smtp"] {
+        assert!(
+            report.contains(&format!(
+                "agents[0].settings.mail.mailbox.{server}.password.file: /run/credentials/collegium-worker-mail.service/mailbox_ops does not exist"
+            )),
+            "{report}"
+        );
+    }
+    assert!(!report.contains("models.sim.api_key"), "{report}");
+}

@@ -3,7 +3,7 @@
 //! only where it comes from (ARCHITECTURE §7).
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use collegium_worker_kit::redact::Redacted;
 use schemars::JsonSchema;
@@ -81,10 +81,38 @@ impl Secret {
     }
 }
 
+/// Where systemd puts each unit's credentials (`LoadCredential=`):
+/// `/run/credentials/UNIT/NAME`, and `$CREDENTIALS_DIRECTORY` is that
+/// unit's directory.
+const CREDENTIALS_ROOT: &str = "/run/credentials";
+
+/// The unit and name of the systemd credential `path` is, where it is one.
+pub fn credential(path: &Path) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix(CREDENTIALS_ROOT).ok()?;
+    let mut parts = rest.components();
+    let unit = parts.next()?.as_os_str().to_str()?;
+    let name = parts.next()?.as_os_str().to_str()?;
+    parts.next().is_none().then_some((unit, name))
+}
+
+/// Whether `path` is a credential of a unit other than the one whose
+/// credentials this process holds (`own`, its `$CREDENTIALS_DIRECTORY`).
+/// Such a file exists only while its unit runs, and only for it: every
+/// process that loads the configuration sees every secret's path, and one
+/// ordered before that unit (the provisioner before the mail worker) must
+/// not take the file's absence for a missing secret.
+pub fn another_units_credential(path: &Path, own: Option<&Path>) -> bool {
+    credential(path)
+        .is_some_and(|(unit, _)| own != Some(Path::new(CREDENTIALS_ROOT).join(unit).as_path()))
+}
+
 impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source() {
-            Ok(SecretSource::File(path)) => write!(f, "from file {}", path.display()),
+            Ok(SecretSource::File(path)) => match credential(path) {
+                Some((unit, name)) => write!(f, "from {unit}'s credential {name}"),
+                None => write!(f, "from file {}", path.display()),
+            },
             Ok(SecretSource::Env(var)) => write!(f, "from ${var}"),
             Ok(SecretSource::Inline) => f.write_str("inline (hidden)"),
             Err(_) => f.write_str("(malformed)"),
@@ -157,5 +185,46 @@ mod tests {
             value: None,
         };
         assert!(matches!(secret.source(), Err(SecretError::Ambiguous)));
+    }
+
+    #[test]
+    fn a_credential_is_known_by_its_unit_and_name() {
+        let mail = Path::new("/run/credentials/collegium-worker-mail.service/mailbox_theo");
+        assert_eq!(
+            credential(mail),
+            Some(("collegium-worker-mail.service", "mailbox_theo"))
+        );
+        assert_eq!(credential(Path::new("/run/credentials/x.service")), None);
+        assert_eq!(credential(Path::new("/run/credentials/x.service/a/b")), None);
+        assert_eq!(credential(Path::new("/etc/collegium/secrets/key")), None);
+        let secret = Secret {
+            file: Some(mail.to_path_buf()),
+            env: None,
+            value: None,
+        };
+        assert_eq!(
+            secret.to_string(),
+            "from collegium-worker-mail.service's credential mailbox_theo"
+        );
+    }
+
+    #[test]
+    fn only_another_units_credential_goes_unlooked_for() {
+        let mail = Path::new("/run/credentials/collegium-worker-mail.service/mailbox_theo");
+        // The provisioner and the daemon hold none of the mail worker's.
+        assert!(another_units_credential(mail, None));
+        assert!(another_units_credential(
+            mail,
+            Some(Path::new("/run/credentials/collegium.service"))
+        ));
+        // The mail worker's own is a file it must find.
+        assert!(!another_units_credential(
+            mail,
+            Some(Path::new("/run/credentials/collegium-worker-mail.service"))
+        ));
+        assert!(!another_units_credential(
+            Path::new("/etc/collegium/mailboxes/theo"),
+            None
+        ));
     }
 }

@@ -295,10 +295,17 @@ fn toolset_defaults(config: &Config, registry: &Registry, problems: &mut Problem
 }
 
 /// A secret names exactly one source; a file it names must exist where this
-/// process can see that it does not.
+/// process can see that it does not. Another unit's systemd credential is
+/// not looked for: it exists only while that unit runs, and only for it.
 pub fn secret_source(secret: &Secret, path: KeyPath, problems: &mut Problems) {
+    let own_credentials = std::env::var_os("CREDENTIALS_DIRECTORY").map(std::path::PathBuf::from);
     match secret.source() {
         Err(error) => problems.push(path, error.to_string()),
+        Ok(crate::config::secret::SecretSource::File(file))
+            if crate::config::secret::another_units_credential(
+                file,
+                own_credentials.as_deref(),
+            ) => {}
         Ok(crate::config::secret::SecretSource::File(file)) => {
             // Only a definite absence is a problem: the file may be readable by
             // the process that needs it and not by whoever runs the check.
