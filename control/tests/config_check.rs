@@ -257,7 +257,12 @@ fn another_units_credential_is_not_looked_for_and_the_units_own_is() {
         Some(1),
         "the daemon's own credential is looked for: {summary}"
     );
-    assert!(summary.contains("models.sim.api_key.file: /run/credentials/collegium.service/sim does not exist"), "{summary}");
+    assert!(
+        summary.contains(
+            "models.sim.api_key.file: /run/credentials/collegium.service/sim does not exist"
+        ),
+        "{summary}"
+    );
     assert!(!summary.contains("mailbox"), "{summary}");
 
     let (code, report) = check(Some("/run/credentials/collegium-worker-mail.service"));

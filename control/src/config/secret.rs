@@ -195,7 +195,10 @@ mod tests {
             Some(("collegium-worker-mail.service", "mailbox_theo"))
         );
         assert_eq!(credential(Path::new("/run/credentials/x.service")), None);
-        assert_eq!(credential(Path::new("/run/credentials/x.service/a/b")), None);
+        assert_eq!(
+            credential(Path::new("/run/credentials/x.service/a/b")),
+            None
+        );
         assert_eq!(credential(Path::new("/etc/collegium/secrets/key")), None);
         let secret = Secret {
             file: Some(mail.to_path_buf()),
