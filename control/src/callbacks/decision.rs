@@ -157,13 +157,12 @@ pub async fn submitted(
     if let Some(text) = answered.0.get("ephemeral_text").and_then(Value::as_str) {
         return Ok(Json(json!({"error": text})));
     }
-    if let (Some(post), Some(update)) = (&decision.prompt_post_id, answered.0.get("update"))
-        && let Some(seat) = services.seat(&decision.agent)
-    {
-        let message = update["message"].as_str().unwrap_or_default();
-        if let Err(error) = seat.rest.replace_post(post, message, json!({})).await {
-            warn!(%error, "could not rewrite the decided prompt");
-        }
+    // In a task of its own, as the decision was: a dropped request must
+    // not leave the decided prompt showing its buttons.
+    if let Some(update) = answered.0.get("update") {
+        let message = update["message"].as_str().unwrap_or_default().to_string();
+        let services = Arc::clone(&services);
+        tokio::spawn(async move { rewrite_prompt(&services, &decision, message).await });
     }
     Ok(Json(json!({})))
 }
@@ -230,18 +229,14 @@ async fn checked(
 
 /// Records the decision if it is the first; wakes the turn; rewrites the
 /// prompt to its terminal state without buttons.
-async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided) -> Json<Value> {
-    let (id, outcome, by) = (
-        decision.id.clone(),
-        decided.outcome(),
-        decided.by().to_string(),
-    );
-    let reason = decided.words().map(str::to_string);
-    let now = chrono::Utc::now().timestamp_millis();
-    let won = services
-        .store
-        .call(move |s| s.decide(&id, outcome, &by, reason.as_deref(), now))
-        .await;
+async fn decide(
+    services: &Arc<Services>,
+    decision: &DecisionRecord,
+    decided: Decided,
+) -> Json<Value> {
+    let Some(won) = record_and_wake(services, decision, decided.clone()).await else {
+        return ephemeral("The decision could not be recorded: its task stopped unexpectedly.");
+    };
     match won {
         Ok(true) => {}
         Ok(false) => {
@@ -265,8 +260,12 @@ async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided
         }
         Err(error) => return ephemeral(&format!("The decision could not be recorded: {error}")),
     }
-    info!(approval = %decision.id, outcome = decided.outcome(), by = decided.by(), "approval decided");
-    let line = match &decided {
+    Json(json!({"update": {"message": terminal(decision, &decided), "props": {}}}))
+}
+
+/// The decided prompt: its payload and who decided what, no buttons.
+fn terminal(decision: &DecisionRecord, decided: &Decided) -> String {
+    let line = match decided {
         Decided::Approved { by } => format!("✅ Approved by @{by}."),
         Decided::Denied { by } => format!("🚫 Denied by @{by}."),
         Decided::DeniedWithReason { by, reason } => {
@@ -277,8 +276,83 @@ async fn decide(services: &Services, decision: &DecisionRecord, decided: Decided
         }
         Decided::Answered { by, answer } => question::answered_line(by, answer),
     };
-    services.parked.wake(&decision.id, decided);
-    Json(json!({"update": {"message": prompt::terminal(&decision.payload, &line), "props": {}}}))
+    prompt::terminal(&decision.payload, &line)
+}
+
+/// The decision recorded and, where it was the first, its turn woken, in a
+/// task of its own: Mattermost gives up on a slow answer and a client may
+/// hang up, and either drops the request's future. Dropped between the two
+/// steps, the store would say "approved" while the turn waited on a wake
+/// that never came and a second click read "Already decided" (§3.7, A4).
+/// Where the request is gone by then, no answer will rewrite the prompt,
+/// so the task rewrites it itself.
+async fn record_and_wake(
+    services: &Arc<Services>,
+    decision: &DecisionRecord,
+    decided: Decided,
+) -> Option<Result<bool, String>> {
+    let (told, answer) = tokio::sync::oneshot::channel();
+    let (services, decision) = (Arc::clone(services), decision.clone());
+    tokio::spawn(async move {
+        let (id, outcome, by) = (
+            decision.id.clone(),
+            decided.outcome(),
+            decided.by().to_string(),
+        );
+        let reason = decided.words().map(str::to_string);
+        let now = chrono::Utc::now().timestamp_millis();
+        let won = services
+            .store
+            .call(move |s| s.decide(&id, outcome, &by, reason.as_deref(), now))
+            .await
+            .map_err(|e| e.to_string());
+        if won == Ok(true) {
+            info!(approval = %decision.id, outcome, by = decided.by(), "approval decided");
+            #[cfg(feature = "test-hooks")]
+            wait_before_waking().await;
+            services.parked.wake(&decision.id, decided.clone());
+        }
+        if told.send(won) == Err(Ok(true)) {
+            warn!(approval = %decision.id, "the decided click's request was gone; the prompt is rewritten here");
+            rewrite_prompt(&services, &decision, terminal(&decision, &decided)).await;
+        }
+    });
+    answer.await.ok()
+}
+
+/// The environment variable giving the `test-hooks` build's wait, in
+/// milliseconds, between recording a decision and waking its turn: the
+/// window in which Mattermost, giving up on a slow answer, drops the request.
+#[cfg(feature = "test-hooks")]
+pub const DECIDE_DELAY_MS: &str = "COLLEGIUM_TEST_DECIDE_DELAY_MS";
+
+/// A test hook, built only with the `test-hooks` feature the end-to-end
+/// tests enable (a release build carries none, issue 21 item 8).
+#[cfg(feature = "test-hooks")]
+async fn wait_before_waking() {
+    let Some(ms) = std::env::var(DECIDE_DELAY_MS)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    warn!(
+        ms,
+        "test hook: waiting between a decision's record and its wake"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
+
+/// Replaces the prompt's text by `message`, its buttons gone, through the
+/// agent's own account (the prompt is its post).
+async fn rewrite_prompt(services: &Services, decision: &DecisionRecord, message: String) {
+    let (Some(post), Some(seat)) = (&decision.prompt_post_id, services.seat(&decision.agent))
+    else {
+        return;
+    };
+    if let Err(error) = seat.rest.replace_post(post, &message, json!({})).await {
+        warn!(%error, "could not rewrite the decided prompt");
+    }
 }
 
 /// The dialog a denial's reason is written in.

@@ -8,6 +8,8 @@
 mod command;
 pub mod connections;
 mod decision;
+#[cfg(feature = "test-hooks")]
+pub use decision::DECIDE_DELAY_MS;
 pub mod trigger;
 
 use std::net::SocketAddr;

@@ -32,6 +32,21 @@ pub async fn with_fixture_granting(
     limits: &str,
     more: &[&str],
 ) -> (Harness, Daemon, std::path::PathBuf) {
+    with_fixture_from(
+        limits,
+        more,
+        std::process::Command::new(crate::binary("collegium")),
+    )
+    .await
+}
+
+/// As `with_fixture_granting`, the daemon started by `launcher` (such as
+/// one carrying a test hook's environment).
+pub async fn with_fixture_from(
+    limits: &str,
+    more: &[&str],
+    launcher: std::process::Command,
+) -> (Harness, Daemon, std::path::PathBuf) {
     let h = Harness::start().await;
     h.limits(limits);
     h.provision().await.expect("provisioned");
@@ -40,7 +55,7 @@ pub async fn with_fixture_granting(
     let mut grants = vec!["workspace", "fixture"];
     grants.extend_from_slice(more);
     h.grant_mira(&grants);
-    let mut daemon = h.daemon();
+    let mut daemon = h.daemon_from(launcher);
     daemon.wait_for("agents are listening");
     (h, daemon, record)
 }

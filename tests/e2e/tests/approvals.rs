@@ -8,6 +8,7 @@ use e2e::Harness;
 use e2e::people::now_ms;
 use e2e::scenario::{
     callback, calls, ended_turn, reply, store, tool_results, turn_requests, with_fixture,
+    with_fixture_from,
 };
 use mattermost_wire::model::Post;
 use serde_json::{Value, json};
@@ -663,4 +664,38 @@ async fn s6_2_a_post_limit_lowered_after_boot_bounds_the_approval_prompt() {
     h.click("ana", &prompt.id, "approve").await;
     h.wait_post(&dm, "mira", "Written whole.", since).await;
     assert_eq!(asked_tools(&record), ["write"]);
+}
+
+/// §3.7, A4: Mattermost gives up on an action whose answer is slow (its
+/// outgoing-integration timeout) and hangs up, which drops the request in
+/// the daemon. A decision recorded by then must still reach the turn
+/// waiting on it, and the prompt lose its buttons, though no answer carried
+/// the rewrite back. The `test-hooks` build holds the click in that window.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_a_click_mattermost_gave_up_on_still_reaches_its_turn() {
+    let mut launcher = std::process::Command::new(e2e::binary("collegium"));
+    launcher.env(collegium_control::callbacks::DECIDE_DELAY_MS, "3000");
+    let (h, _daemon, record) = with_fixture_from("debounce_window_ms = 0", &[], launcher).await;
+    h.person("ana", &[]).await;
+    let dm = h.dm("ana", "mira").await;
+    h.model
+        .sim
+        .script("demo-model", vec![write_call(), reply("Written.")]);
+    let since = now_ms() - 1;
+    h.say("ana", &dm, "write the plan down").await;
+    let prompt = prompt(&h, &dm, since).await;
+    h.sim_settings(json!({"outgoing_integration_requests_timeout_secs": 1}))
+        .await;
+    let answered = h.click("ana", &prompt.id, "approve").await;
+    assert!(
+        answered.get("update").is_none(),
+        "Mattermost gave up before the daemon answered: {answered}"
+    );
+    h.wait_post(&dm, "mira", "Written.", since).await;
+    assert_eq!(asked_tools(&record), ["write"], "the approval ran the call");
+    let decided = h.wait_edit(&prompt.id, "Approved by @ana").await;
+    assert!(
+        decided.attachments().is_empty(),
+        "the decided prompt has no buttons"
+    );
 }

@@ -175,10 +175,16 @@ pub async fn submitted(
             "This confirmation stood open too long; nothing changed. Run `/collegium clear` again.",
         ));
     }
-    let outcome = confirmed(services, &routes.lanes, &opened).await;
+    // In a task of its own: Mattermost gives up on a slow answer and drops
+    // the request's future, and a clear stopped between its notice and the
+    // store's cut, or between the cut and the deletions, would leave the
+    // channel saying one thing and holding another (§8.5, A4).
+    let (services, lanes) = (Arc::clone(services), routes.lanes.clone());
+    let outcome = tokio::spawn(async move { confirmed(&services, &lanes, &opened).await }).await;
     Ok(match outcome {
-        Ok(()) => Json(json!({})),
-        Err(refusal) => refused(&refusal),
+        Ok(Ok(())) => Json(json!({})),
+        Ok(Err(refusal)) => refused(&refusal),
+        Err(error) => refused(&format!("The clear stopped unexpectedly ({error}).")),
     })
 }
 
