@@ -2,9 +2,12 @@
 //! belongs to. A direct or group message is never a target — the system bot
 //! cannot be a member, so delivery has no route there — and neither is a
 //! channel without the agent, where the trigger would announce work nobody
-//! can do. Intake refuses both loudly rather than record a row that can
-//! never be posted: `config check` for schedules, the HTTP answer for
-//! webhooks, boot for mail.
+//! can do, nor an archived channel, where Mattermost refuses every post.
+//! Intake refuses each loudly rather than record a row that can never be
+//! posted: `config check` for schedules, the HTTP answer for webhooks, boot
+//! for mail. A name is checked against Mattermost's own grammar before it
+//! is looked up: a webhook sender's text goes into the lookup's path, and
+//! `../` there would aim the system bot's request at another route.
 
 use crate::chat::RestError;
 use crate::services::Services;
@@ -15,6 +18,14 @@ pub enum IntakeRefusal {
     UnknownAgent(String),
     #[error("the team has no channel named `{0}`")]
     UnknownChannel(String),
+    #[error(
+        "`{0}` is not a channel name: a channel is named as in its address, 1 to 64 lowercase letters, digits, `-` and `_`"
+    )]
+    NotAName(String),
+    #[error(
+        "~{0} is archived: Mattermost refuses every post there, so the trigger could never be announced (§4.2)"
+    )]
+    Archived(String),
     #[error(
         "~{0} is a direct or group message: a trigger is announced by the system bot, which cannot be a member of one, so it must go to a channel (§4.2)"
     )]
@@ -48,6 +59,9 @@ pub async fn target(
         channel: channel.to_string(),
         source,
     };
+    if !is_channel_name(channel) {
+        return Err(IntakeRefusal::NotAName(channel.to_string()));
+    }
     let rest = &services.system_bot.rest;
     let found = rest
         .channel_by_name(&services.team_id, channel)
@@ -58,6 +72,9 @@ pub async fn target(
     };
     if matches!(found.kind.as_str(), "D" | "G") {
         return Err(IntakeRefusal::DirectMessage(channel.to_string()));
+    }
+    if found.delete_at != 0 {
+        return Err(IntakeRefusal::Archived(channel.to_string()));
     }
     let member = rest
         .channel_member(&found.id, &seat.user_id)
@@ -70,4 +87,39 @@ pub async fn target(
         });
     }
     Ok(found.id)
+}
+
+/// Mattermost's grammar for a channel's name (its `IsValidChannelIdentifier`):
+/// 1 to 64 characters, each a lowercase ASCII letter, a digit, `-` or `_`.
+fn is_channel_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_channel_name;
+
+    #[test]
+    fn s4_2_only_mattermosts_channel_names_reach_the_lookup() {
+        for name in ["town-square", "ops_2", "a", &"x".repeat(64)] {
+            assert!(is_channel_name(name), "{name}");
+        }
+        for name in [
+            "",
+            "../../channels/abc",
+            "Town-Square",
+            "town square",
+            "ops%2F..",
+            "ops?x=1",
+            "ops/../x",
+            "ops\\x",
+            &"x".repeat(65),
+            "caf\u{e9}",
+        ] {
+            assert!(!is_channel_name(name), "{name}");
+        }
+    }
 }

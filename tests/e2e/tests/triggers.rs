@@ -14,7 +14,7 @@ use e2e::scenario::{
 };
 use e2e::triggers::{SYSTEM_BOT, item};
 use model_sim::script::Scripted;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const SECRET: &str = "trigger-secret-for-the-e2e-tests";
 
@@ -140,6 +140,11 @@ async fn s6_4_the_trigger_route_answers_each_request_for_what_it_is() {
             item("mira", "nowhere", "x", "r", "b"),
             "no channel named `nowhere`",
         ),
+        // The name goes into the lookup's path: it must be a name.
+        (
+            item("mira", "../../../../channels/abc", "x", "r", "b"),
+            "is not a channel name",
+        ),
     ] {
         let (status, answer) = h.webhook(Some(&bearer()), body).await;
         assert_eq!(status, 422, "{answer}");
@@ -148,6 +153,26 @@ async fn s6_4_the_trigger_route_answers_each_request_for_what_it_is() {
             "{answer}"
         );
     }
+    // An archived channel keeps its members and its name, and refuses
+    // every post: a trigger there could never be announced (§4.2).
+    h.join("mira", "research").await;
+    let research = h.channel("research").await;
+    let _: Value = h
+        .admin
+        .delete(&format!("channels/{}", research.id))
+        .await
+        .expect("archived");
+    let (status, answer) = h
+        .webhook(Some(&bearer()), item("mira", "research", "x", "r", "b"))
+        .await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("~research is archived"),
+        "{answer}"
+    );
     {
         let store = store(&h);
         assert!(
