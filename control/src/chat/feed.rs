@@ -196,10 +196,7 @@ impl Feed {
             else {
                 continue;
             };
-            let listed: Vec<mattermost_wire::model::ChannelMember> = bot
-                .rest
-                .get(&format!("channels/{channel_id}/members?per_page=200"))
-                .await?;
+            let listed = bot.rest.channel_members(channel_id).await?;
             let mut members = Vec::new();
             for member in &listed {
                 members.push(self.directory.member(&member.user_id).await?);

@@ -368,6 +368,26 @@ impl Rest {
             .await
     }
 
+    /// Every member of a channel, page by page: Mattermost answers at most
+    /// 200 a request, and a channel may hold the whole team.
+    pub async fn channel_members(&self, channel_id: &str) -> RestResult<Vec<ChannelMember>> {
+        const PER_PAGE: usize = 200;
+        let mut members = Vec::new();
+        for page in 0.. {
+            let listed: Vec<ChannelMember> = self
+                .get(&format!(
+                    "channels/{channel_id}/members?page={page}&per_page={PER_PAGE}"
+                ))
+                .await?;
+            let last = listed.len() < PER_PAGE;
+            members.extend(listed);
+            if last {
+                break;
+            }
+        }
+        Ok(members)
+    }
+
     pub async fn add_channel_member(
         &self,
         channel_id: &str,

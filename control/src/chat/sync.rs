@@ -4,7 +4,7 @@
 //! pins afresh. Never a privileged token: a bot's token reads only what the
 //! agent may read, so nothing is imported from a channel it is not in.
 
-use mattermost_wire::model::{Channel, ChannelMember, Post, PostList};
+use mattermost_wire::model::{Channel, Post, PostList};
 
 use super::directory::{Directory, channel_kind};
 use super::{Rest, RestError};
@@ -82,10 +82,7 @@ async fn reconcile_members(
     store: &StoreHandle,
     channel: &Channel,
 ) -> Result<Vec<Member>, SyncError> {
-    let listed: Vec<ChannelMember> = reader
-        .rest
-        .get(&format!("channels/{}/members?per_page=200", channel.id))
-        .await?;
+    let listed = reader.rest.channel_members(&channel.id).await?;
     let mut members = Vec::with_capacity(listed.len());
     for member in &listed {
         members.push(directory.member(&member.user_id).await?);

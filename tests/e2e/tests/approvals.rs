@@ -699,3 +699,37 @@ async fn s3_7_a_click_mattermost_gave_up_on_still_reaches_its_turn() {
         "the decided prompt has no buttons"
     );
 }
+
+/// §3.7: any person in the channel may decide, however many it holds.
+/// Mattermost lists a channel's members 200 at a time; the boot's
+/// reconcile read only the first page and forgot everyone after it, who
+/// were then refused as not in the channel.
+#[tokio::test(flavor = "multi_thread")]
+async fn s3_7_a_person_past_the_first_page_of_members_decides() {
+    let (h, daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    drop(daemon);
+    h.sim_settings(json!({"max_users_per_team": 1000})).await;
+    let mut crowd = Vec::new();
+    for n in 0..205 {
+        let name = format!("crowd{n:03}");
+        crowd.push((h.person(&name, &["town-square"]).await, name));
+    }
+    // Members are listed in the order of their ids: the crowd's greatest
+    // comes after at least 204 others, past the first page of 200.
+    let (_, last) = crowd.into_iter().max().expect("a crowd");
+    // The boot reconciles every channel's members from Mattermost.
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = h.channel("town-square").await.id;
+    h.model
+        .sim
+        .script("demo-model", vec![write_call(), reply("Written.")]);
+    let since = now_ms() - 1;
+    h.say(&last, &square, "@mira write the plan down").await;
+    let prompt = prompt(&h, &square, since).await;
+    h.click(&last, &prompt.id, "approve").await;
+    h.wait_edit(&prompt.id, &format!("Approved by @{last}"))
+        .await;
+    h.wait_post(&square, "mira", "Written.", since).await;
+    assert_eq!(asked_tools(&record), ["write"]);
+}

@@ -805,3 +805,41 @@ async fn restoring_takes_a_team_admin_and_brings_the_channel_back_with_its_membe
     let post = system_post(&world, &channel, "system_channel_restored").await;
     assert_eq!(post["message"], "admin unarchived the channel.");
 }
+
+/// `GET /channels/{id}/members` pages as the server does: 60 a page unless
+/// asked, at most 200, `page` counting from 0; a client that reads one page
+/// of a big channel misses everyone after it.
+#[tokio::test]
+async fn channel_members_come_a_page_at_a_time() {
+    let world = World::new().await;
+    let mut people = Vec::new();
+    for n in 0..4 {
+        people.push(support::person(&world.base, &format!("pager{n}")).await.1);
+    }
+    let refs: Vec<&Value> = people.iter().collect();
+    let (_, channel) = support::team_and_channel(&world.admin, "paging", "crowd", "O", &refs).await;
+    let all = world
+        .admin
+        .get(&format!("channels/{}/members", id(&channel)))
+        .await
+        .expect(200);
+    // The four and the admin, who made the channel.
+    assert_eq!(all.as_array().expect("list").len(), 5, "{all}");
+    let mut seen = Vec::new();
+    for (page, expected) in [(0, 2), (1, 2), (2, 1), (3, 0)] {
+        let listed = world
+            .admin
+            .get(&format!(
+                "channels/{}/members?page={page}&per_page=2",
+                id(&channel)
+            ))
+            .await
+            .expect(200);
+        let listed = listed.as_array().expect("list").clone();
+        assert_eq!(listed.len(), expected, "page {page}: {listed:?}");
+        seen.extend(listed.iter().map(|m| m["user_id"].clone()));
+    }
+    seen.sort_by_key(ToString::to_string);
+    seen.dedup();
+    assert_eq!(seen.len(), 5, "every member once across the pages");
+}

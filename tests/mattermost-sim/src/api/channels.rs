@@ -669,16 +669,29 @@ fn team_event(data: &Data, team_id: &str, name: &str, d: JsonMap) -> Vec<Outboun
         .collect()
 }
 
+/// `page` and `per_page` of `GET /channels/{id}/members`: 60 a page unless
+/// asked, never more than 200, as the server pages them.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct MembersPage {
+    page: usize,
+    per_page: Option<usize>,
+}
+
 pub async fn members(
     State(sim): State<AppState>,
     caller: Caller,
     Path(channel_id): Path<String>,
+    Query(paging): Query<MembersPage>,
 ) -> ApiResult<Json<Vec<ChannelMember>>> {
     let data = sim.data();
     data.readable_channel(&channel_id, &caller.user_id)?;
+    let per_page = paging.per_page.unwrap_or(60).clamp(1, 200);
     Ok(Json(
         data.members_of(&channel_id)
             .iter()
+            .skip(paging.page.saturating_mul(per_page))
+            .take(per_page)
             .filter_map(|u| data.channel_members.get(&pair(&channel_id, u)).cloned())
             .collect(),
     ))
