@@ -35,6 +35,10 @@ pub enum CgroupRootError {
         "{0} has no cgroup.kill: this kernel cannot kill a cgroup whole (Linux 5.14 or later can)"
     )]
     NoKill(PathBuf),
+    #[error("this host mounts no cgroup v2 hierarchy")]
+    NoHierarchy,
+    #[error("/proc/self/cgroup names no cgroup v2 path for this process")]
+    NoOwnCgroup,
 }
 
 /// The worker's directory in the host's cgroup v2 hierarchy, where the host
@@ -42,6 +46,48 @@ pub enum CgroupRootError {
 pub fn host_root() -> Option<PathBuf> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     unified_mount(&mountinfo).map(|mount| mount.join(DIRECTORY))
+}
+
+/// The leaf the worker moves itself into, inside a cgroup delegated to it.
+pub const WORKER_LEAF: &str = "worker";
+
+/// The worker's own cgroup, which its unit delegates to it (systemd's
+/// `Delegate=yes`), made ready to hold its commands' cgroups: the worker
+/// moves itself into the leaf [`WORKER_LEAF`] first, since cgroup v2 lets
+/// a cgroup with children enable controllers for them only while it holds
+/// no process itself. Each command's cgroup then sits inside the unit's,
+/// so stopping the unit, or the worker dying, takes every command with it
+/// (`KillMode=control-group`), and a restarted unit starts from an empty
+/// cgroup. Runs before the worker starts any thread.
+pub fn own_delegated() -> Result<PathBuf, CgroupRootError> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|source| CgroupRootError::Io {
+            root: PathBuf::from(path),
+            source,
+        })
+    };
+    let mount =
+        unified_mount(&read("/proc/self/mountinfo")?).ok_or(CgroupRootError::NoHierarchy)?;
+    let cgroup = read("/proc/self/cgroup")?;
+    let own = own_path(&cgroup).ok_or(CgroupRootError::NoOwnCgroup)?;
+    let own = mount.join(own.trim_start_matches('/'));
+    prepare(&own)?;
+    let leaf = own.join(WORKER_LEAF);
+    let io = |source| CgroupRootError::Io {
+        root: leaf.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&leaf).map_err(io)?;
+    std::fs::write(leaf.join("cgroup.procs"), std::process::id().to_string()).map_err(io)?;
+    Ok(own)
+}
+
+/// The cgroup v2 path in `/proc/self/cgroup`'s text: its `0::PATH` line.
+pub fn own_path(cgroup: &str) -> Option<&str> {
+    cgroup
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .filter(|path| path.starts_with('/'))
 }
 
 /// The mount point of the first cgroup v2 filesystem in `mountinfo`'s text.
@@ -209,8 +255,10 @@ pub fn command_name(worker: u32, call: &str) -> String {
     format!("cmd-{worker}-{call}")
 }
 
-/// Kills and removes what a worker no longer running left under `root`:
-/// nothing an agent starts outlives its command, even across a crash.
+/// Kills and removes what a worker no longer running left under `root`,
+/// and what the worker `me` made: at its start that is nothing, at its
+/// stop every command still running. Nothing an agent starts outlives its
+/// command, even across a crash or a stop.
 pub fn sweep(root: &Path, me: u32) {
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
@@ -268,6 +316,18 @@ mod tests {
 30 24 0:26 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
 ";
+
+    #[test]
+    fn s6_1_the_own_cgroup_is_the_v2_line_of_proc_self_cgroup() {
+        let hybrid = "9:name=systemd:/system.slice/x.service\n4:memory:/x\n0::/system.slice/collegium-worker-shell.service\n";
+        assert_eq!(
+            own_path(hybrid),
+            Some("/system.slice/collegium-worker-shell.service")
+        );
+        assert_eq!(own_path("0::/\n"), Some("/"));
+        assert_eq!(own_path("4:memory:/x\n"), None);
+        assert_eq!(own_path("0::garbage\n"), None);
+    }
 
     #[test]
     fn s6_1_the_v2_hierarchy_is_found_where_a_unified_host_mounts_it() {

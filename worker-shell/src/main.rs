@@ -51,8 +51,14 @@ enum Command {
         /// Unset, `collegium-shell` in the host's cgroup v2 hierarchy,
         /// wherever it is mounted; on a host without one the worker says so
         /// at the handshake and the daemon refuses to boot.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "delegated_cgroup")]
         cgroup_root: Option<PathBuf>,
+        /// Put each command's cgroup inside the worker's own, which its
+        /// unit delegates to it (systemd's `Delegate=yes`), so that
+        /// stopping the unit stops every command with it. The worker moves
+        /// itself into a leaf `worker` of its cgroup first.
+        #[arg(long)]
+        delegated_cgroup: bool,
         /// The lowest Landlock ABI the shell runs under.
         #[arg(long, default_value_t = 3)]
         landlock_floor: u8,
@@ -72,15 +78,41 @@ fn main() -> ExitCode {
         Command::Serve {
             config,
             cgroup_root,
+            delegated_cgroup,
             landlock_floor,
             allow_uids,
-        } => match start(&config, cgroup_root, landlock_floor, allow_uids) {
+        } => match start(
+            &config,
+            CgroupChoice::from_flags(cgroup_root, delegated_cgroup),
+            landlock_floor,
+            allow_uids,
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("collegium-worker-shell: {error:#}");
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// Where the operator asked for the commands' cgroups.
+enum CgroupChoice {
+    /// `collegium-shell` in the host's cgroup v2 hierarchy.
+    Host,
+    /// A directory named with `--cgroup-root`.
+    Named(PathBuf),
+    /// The worker's own cgroup, delegated by its unit.
+    Delegated,
+}
+
+impl CgroupChoice {
+    fn from_flags(named: Option<PathBuf>, delegated: bool) -> Self {
+        match (named, delegated) {
+            (Some(root), _) => Self::Named(root),
+            (None, true) => Self::Delegated,
+            (None, false) => Self::Host,
+        }
     }
 }
 
@@ -97,7 +129,7 @@ struct Setup {
 
 fn start(
     config: &std::path::Path,
-    cgroup_root: Option<PathBuf>,
+    cgroup_root: CgroupChoice,
     landlock_floor: u8,
     allow_uids: Vec<u32>,
 ) -> anyhow::Result<()> {
@@ -112,7 +144,7 @@ fn start(
 
 fn set_up(
     config: &std::path::Path,
-    cgroup_root: Option<PathBuf>,
+    cgroup_root: CgroupChoice,
     landlock_floor: u8,
     allow_uids: Vec<u32>,
 ) -> anyhow::Result<Setup> {
@@ -272,18 +304,20 @@ fn through(dir: &OwnedFd) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()))
 }
 
-/// Where per-command cgroups go. One named with `--cgroup-root` must hold
-/// them, or the worker does not start; the host's own hierarchy is used
+/// Where per-command cgroups go. One named with `--cgroup-root`, or the
+/// worker's own with `--delegated-cgroup`, must hold them, or the worker
+/// does not start; the host's own hierarchy is used
 /// where it has one. Without either the worker serves, says so at the
 /// handshake, and the daemon refuses to boot (§6.1): a command is never run
 /// silently without its kill switch.
-fn command_cgroup_root(named: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
-    let root = match named {
-        Some(root) => {
+fn command_cgroup_root(choice: CgroupChoice) -> anyhow::Result<Option<PathBuf>> {
+    let root = match choice {
+        CgroupChoice::Named(root) => {
             cgroups::prepare(&root).context("--cgroup-root")?;
             root
         }
-        None => match cgroups::host_root() {
+        CgroupChoice::Delegated => cgroups::own_delegated().context("--delegated-cgroup")?,
+        CgroupChoice::Host => match cgroups::host_root() {
             Some(root) => match cgroups::prepare(&root) {
                 Ok(()) => root,
                 Err(error) => {
@@ -378,6 +412,7 @@ async fn serve_until_stopped(mut setup: Setup) -> anyhow::Result<()> {
         allowed_uids: setup.allowed,
     };
     setup.worker.probe(&setup.candidates).await;
+    let commands = setup.worker.cgroup_root.clone();
     // The directory gates who reaches the socket (see `set_up`).
     let serving = serve(&setup.socket, 0o666, policy, setup.worker).await?;
     println!("ready");
@@ -385,6 +420,19 @@ async fn serve_until_stopped(mut setup: Setup) -> anyhow::Result<()> {
         _ = terminate.recv() => {}
         _ = interrupt.recv() => {}
     }
+    // A stopped worker leaves no command running (§6.1): under the host's
+    // hierarchy its commands' cgroups are outside its own, where no unit's
+    // stop reaches them. Killed first, the calls in flight end at once with
+    // what their commands did, and the shutdown that waits on them is not
+    // held to their deadlines; swept again after, for any command a call
+    // started meanwhile.
+    let me = std::process::id();
+    if let Some(root) = &commands {
+        cgroups::sweep(root, me);
+    }
     serving.shutdown().await?;
+    if let Some(root) = &commands {
+        cgroups::sweep(root, me);
+    }
     Ok(())
 }

@@ -31,12 +31,37 @@ impl Drop for ShellWorker {
 /// added to its environment; the worker once it printed `ready`, else what
 /// it printed on stderr as it refused.
 pub fn start(config: &Path, floor: u8, env: &[(&str, &str)]) -> Result<ShellWorker, String> {
-    let mut child = Command::new(binary("collegium-worker-shell"))
+    let mut command = Command::new(binary("collegium-worker-shell"));
+    command.envs(env.iter().copied());
+    started(command, config, floor, &[])
+}
+
+/// Starts the worker as its shipped unit does under systemd: inside a
+/// cgroup of its own (`unit`, standing for the unit's, which
+/// `Delegate=yes` hands to it) and with `--delegated-cgroup`.
+pub fn start_in_unit_cgroup(config: &Path, floor: u8, unit: &Path) -> Result<ShellWorker, String> {
+    let mut command = Command::new("sh");
+    // The shell joins the cgroup, then becomes the worker: the worker's
+    // first instruction already runs inside it, as under systemd.
+    command
+        .args(["-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\""])
+        .arg(unit)
+        .arg(binary("collegium-worker-shell"));
+    started(command, config, floor, &["--delegated-cgroup"])
+}
+
+fn started(
+    mut command: Command,
+    config: &Path,
+    floor: u8,
+    more: &[&str],
+) -> Result<ShellWorker, String> {
+    let mut child = command
         .args(["serve", "--allow-uid", "0", "--landlock-floor"])
         .arg(floor.to_string())
         .arg("--config")
         .arg(config)
-        .envs(env.iter().copied())
+        .args(more)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

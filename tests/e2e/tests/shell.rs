@@ -337,3 +337,145 @@ async fn s6_1_the_worker_never_follows_a_link_where_its_own_directory_goes() {
     );
     let _ = std::fs::remove_dir_all(&roots);
 }
+
+/// Approves a `sleep MARKER` for @mira and waits until it runs; its pid.
+async fn a_sleep_running(h: &Harness, square: &str, marker: &str) -> u32 {
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            calls(&[("shell__run", json!({"command": format!("sleep {marker}")}))]),
+            reply("Done."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", square, "@mira wait a while").await;
+    let run = h.wait_post(square, "mira", "sleep", since).await;
+    h.click("ana", &run.id, "approve").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = sleeping_pid(marker) {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the approved sleep never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The pid of the `sleep MARKER` running anywhere on the host.
+fn sleeping_pid(marker: &str) -> Option<u32> {
+    let wanted = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .find(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+        })
+        .and_then(|entry| entry.file_name().to_str()?.parse().ok())
+}
+
+/// Waits until no `sleep MARKER` runs, failing after ten seconds.
+fn gone(marker: &str, why: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sleeping(marker) {
+        assert!(std::time::Instant::now() < deadline, "{why}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Issue 21 item 1, §6.1: under systemd the worker's unit delegates its
+/// cgroup (`Delegate=yes`) and the worker runs with `--delegated-cgroup`,
+/// so each command's cgroup sits inside the unit's. Stopping the unit
+/// (`KillMode=control-group` kills the whole cgroup, as `cgroup.kill`
+/// does here) then stops every command it runs; under the host's
+/// hierarchy the command would have run on.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_stopping_the_workers_unit_stops_the_commands_it_runs() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h, "unit");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let mount =
+        collegium_worker_shell::cgroups::unified_mount(&mountinfo).expect("a cgroup v2 hierarchy");
+    let unit = mount.join(format!("collegium-e2e-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&unit).expect("the unit's cgroup");
+    let worker = e2e::shell_worker::start_in_unit_cgroup(&h.config, 1, &unit)
+        .expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    let marker = format!("{}.7", 100_000 + std::process::id() % 100_000);
+    let pid = a_sleep_running(&h, &square, &marker).await;
+    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).expect("its cgroup");
+    let inside = format!(
+        "0::/{}/cmd-",
+        unit.strip_prefix(&mount)
+            .expect("under the mount")
+            .display()
+    );
+    assert!(
+        cgroup.lines().any(|l| l.starts_with(&inside)),
+        "the command's cgroup is inside the unit's: {cgroup}"
+    );
+    let leaf = std::fs::read_to_string(unit.join("worker/cgroup.procs")).expect("the leaf");
+    assert_eq!(
+        leaf.trim(),
+        worker.pid().to_string(),
+        "the worker moved itself into its leaf"
+    );
+
+    std::fs::write(unit.join("cgroup.kill"), "1").expect("the unit stopped");
+    gone(&marker, "the command outlived its worker's unit");
+    drop(worker);
+    drop(daemon);
+    // The unit's cgroup is systemd's to remove; here, the test's.
+    for child in std::fs::read_dir(&unit)
+        .expect("unit")
+        .filter_map(Result::ok)
+    {
+        if child.path().is_dir() {
+            let _ = std::fs::remove_dir(child.path());
+        }
+    }
+    let _ = std::fs::remove_dir(&unit);
+    let _ = std::fs::remove_dir_all(&roots);
+}
+
+/// §6.1: a worker stopped by SIGTERM kills the commands it runs before it
+/// ends, wherever their cgroups are: under the host's hierarchy they sit
+/// outside its own, where no unit's stop would reach them.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_a_stopped_worker_leaves_no_command_running() {
+    let h = Harness::start().await;
+    h.limits("debounce_window_ms = 0");
+    let roots = shell_deployment(&h, "stop");
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    h.provision().await.expect("provisioned");
+    collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
+    let worker = start_worker(&h).expect("the shell worker started");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    let square = square_with(&h, &["ana"]).await;
+    let marker = format!("{}.9", 100_000 + std::process::id() % 100_000);
+    a_sleep_running(&h, &square, &marker).await;
+    // Stopped as systemd stops it: the command ends now, not at its
+    // deadline, which the worker would otherwise wait out.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(worker.pid()).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    gone(&marker, "the command outlived its stopped worker");
+    drop(worker);
+    drop(daemon);
+    let _ = std::fs::remove_dir_all(&roots);
+}
