@@ -13,7 +13,7 @@ use serde_json::json;
 use tracing::{info, warn};
 
 use crate::lanes::LaneInput;
-use crate::store::{NewTrigger, TriggerSource, trigger_label};
+use crate::store::{NewTrigger, TriggerSource, WebhookRecorded, trigger_label};
 use crate::triggers::intake;
 
 pub const ROUTE: &str = "/triggers";
@@ -97,12 +97,31 @@ pub async fn receive(
         detail: json!({}),
     };
     let now = chrono::Utc::now().timestamp_millis();
+    let most = services.trigger_outstanding_max;
     let id = match services
         .store
-        .call(move |s| s.record_trigger(&trigger, now))
+        .call(move |s| s.record_webhook(&trigger, most, now))
         .await
     {
-        Ok(id) => id,
+        Ok(WebhookRecorded::Recorded(id)) => id,
+        Ok(WebhookRecorded::Again(id)) => {
+            info!(trigger = id, agent = %item.agent, "a webhook item already outstanding, sent again");
+            return (
+                StatusCode::OK,
+                axum::Json(json!({"trigger": trigger_label(id), "recorded": "already"})),
+            )
+                .into_response();
+        }
+        Ok(WebhookRecorded::Full(outstanding)) => {
+            warn!(agent = %item.agent, outstanding, "a webhook item refused: too many outstanding");
+            return answer(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "@{} has {outstanding} webhook triggers outstanding, the most callbacks.trigger_outstanding_max allows; another is taken once the agent marks one done",
+                    item.agent
+                ),
+            );
+        }
         Err(error) => {
             warn!(%error, "could not record a webhook's trigger");
             return answer(

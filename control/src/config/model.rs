@@ -210,6 +210,12 @@ pub struct Callbacks {
     /// The secret a trigger sender presents on the trigger route. Absent, the
     /// route is closed (§6.4).
     pub trigger_secret: Option<Secret>,
+    /// The most webhook triggers one agent may have outstanding (recorded,
+    /// not yet marked done); the route refuses more with 429 until the agent
+    /// marks one done. Each outstanding trigger is a turn to come, and
+    /// turns count toward the hourly ceiling (§7.4): the sender's secret
+    /// announces work, and this bounds how much (§6.4).
+    pub trigger_outstanding_max: u32,
 }
 
 impl Default for Callbacks {
@@ -218,6 +224,7 @@ impl Default for Callbacks {
             bind: SocketAddr::from(([127, 0, 0, 1], 8071)),
             public_url: "http://127.0.0.1:8071".to_string(),
             trigger_secret: None,
+            trigger_outstanding_max: 20,
         }
     }
 }

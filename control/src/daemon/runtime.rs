@@ -220,6 +220,7 @@ fn context(
             .to_string(),
         team_id: boot.credentials.team_id.clone(),
         trigger_secret: boot.trigger_secret,
+        trigger_outstanding_max: config.callbacks.trigger_outstanding_max,
         respond_to_all: config
             .channels
             .iter()

@@ -63,6 +63,8 @@ pub struct Services {
     /// What a trigger sender presents on the trigger route; none closes the
     /// route (§6.4).
     pub trigger_secret: Option<Redacted<String>>,
+    /// The most webhook triggers one agent may have outstanding (§6.4).
+    pub trigger_outstanding_max: u32,
     /// Every declared schedule, read at boot (§4.2), for
     /// `/collegium inspect` (§8.4).
     pub schedules: Vec<crate::triggers::scheduler::Declared>,

@@ -43,7 +43,7 @@ pub use thread::StoreHandle;
 pub use traces::{AnsweredPost, PostOfTurn, TurnHead};
 pub use triggers::{
     AnnounceAgain, MailCursor, NewTrigger, ScheduleMark, Trigger, TriggerSource, TriggerStatus,
-    parse_trigger_label, trigger_label,
+    WebhookRecorded, parse_trigger_label, trigger_label,
 };
 pub use turns::{AbandonedTurn, NewTurn, TurnEnd, TurnEvent, TurnLineage, TurnRecord};
 pub use units::{

@@ -180,7 +180,64 @@ fn insert(tx: &Transaction<'_>, trigger: &NewTrigger, now: Millis) -> Result<i64
     Ok(tx.last_insert_rowid())
 }
 
+/// What recording a webhook's item came to (§4.2, §6.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookRecorded {
+    /// Recorded, pending, with this id.
+    Recorded(i64),
+    /// The same item as this outstanding trigger: a sender's retry.
+    Again(i64),
+    /// The agent already has this many webhook triggers outstanding.
+    Full(u32),
+}
+
 impl Store {
+    /// Records a webhook's item, pending, unless it is the same item as one
+    /// still outstanding for the agent (a sender retrying after a timeout or
+    /// a cut connection: one item, one turn) or the agent already has `most`
+    /// webhook triggers outstanding.
+    pub fn record_webhook(
+        &mut self,
+        trigger: &NewTrigger,
+        most: u32,
+        now: Millis,
+    ) -> Result<WebhookRecorded, StoreError> {
+        let tx = self.conn.transaction()?;
+        let same: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM triggers
+                 WHERE source = 'webhook' AND status IN ('pending', 'announced')
+                   AND agent = ?1 AND channel_id = ?2 AND sender = ?3 AND subject = ?4
+                   AND reference = ?5 AND body IS ?6
+                 ORDER BY id LIMIT 1",
+                params![
+                    trigger.agent,
+                    trigger.channel_id,
+                    trigger.sender,
+                    trigger.subject,
+                    trigger.reference,
+                    trigger.body
+                ],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(id) = same {
+            return Ok(WebhookRecorded::Again(id));
+        }
+        let outstanding: u32 = tx.query_row(
+            "SELECT COUNT(*) FROM triggers
+             WHERE source = 'webhook' AND agent = ?1 AND status IN ('pending', 'announced')",
+            params![trigger.agent],
+            |row| row.get(0),
+        )?;
+        if outstanding >= most {
+            return Ok(WebhookRecorded::Full(outstanding));
+        }
+        let id = insert(&tx, trigger, now)?;
+        tx.commit()?;
+        Ok(WebhookRecorded::Recorded(id))
+    }
+
     /// Records one trigger, pending; returns its id.
     pub fn record_trigger(&mut self, trigger: &NewTrigger, now: Millis) -> Result<i64, StoreError> {
         let tx = self.conn.transaction()?;

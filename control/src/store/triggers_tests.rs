@@ -364,3 +364,84 @@ fn s7_3_the_earliest_announcement_after_the_trigger_is_the_one_recovered() {
     assert_eq!(trigger.announcement_post_id.as_deref(), Some("p1"));
     assert_eq!(trigger.announcements, 1);
 }
+
+fn webhook(subject: &str) -> NewTrigger {
+    NewTrigger {
+        source: TriggerSource::Webhook,
+        agent: "mira".into(),
+        channel_id: "c1".into(),
+        sender: "ci".into(),
+        subject: subject.into(),
+        reference: "build-7".into(),
+        body: Some("It failed.".into()),
+        detail: serde_json::json!({}),
+    }
+}
+
+#[test]
+fn s6_4_a_webhook_item_sent_again_while_outstanding_records_nothing() {
+    let (_dir, mut store) = open();
+    let WebhookRecorded::Recorded(first) = store
+        .record_webhook(&webhook("Build 7"), 5, 1)
+        .expect("record")
+    else {
+        panic!("the first is recorded");
+    };
+    assert_eq!(
+        store
+            .record_webhook(&webhook("Build 7"), 5, 2)
+            .expect("again"),
+        WebhookRecorded::Again(first)
+    );
+    // Any field different is another item.
+    let mut other = webhook("Build 7");
+    other.body = Some("It failed again.".into());
+    assert!(matches!(
+        store.record_webhook(&other, 5, 3).expect("other"),
+        WebhookRecorded::Recorded(id) if id != first
+    ));
+    // Once marked done, the same item is a new arrival.
+    store.mark_announced(first, "p1", 4).expect("announced");
+    assert!(store.resolve_trigger(first, 5).expect("resolved"));
+    assert!(matches!(
+        store.record_webhook(&webhook("Build 7"), 5, 6).expect("after"),
+        WebhookRecorded::Recorded(id) if id != first
+    ));
+}
+
+#[test]
+fn s6_4_an_agent_holds_at_most_its_outstanding_webhook_triggers() {
+    let (_dir, mut store) = open();
+    let mut ids = Vec::new();
+    for n in 0..2 {
+        match store
+            .record_webhook(&webhook(&format!("item {n}")), 2, n)
+            .expect("record")
+        {
+            WebhookRecorded::Recorded(id) => ids.push(id),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        store
+            .record_webhook(&webhook("item 2"), 2, 3)
+            .expect("full"),
+        WebhookRecorded::Full(2)
+    );
+    // Other sources and other agents count apart.
+    store.record_trigger(&mail("m@x"), 4).expect("mail");
+    let mut theo = webhook("item 2");
+    theo.agent = "theo".into();
+    assert!(matches!(
+        store.record_webhook(&theo, 2, 5).expect("theo"),
+        WebhookRecorded::Recorded(_)
+    ));
+    store.mark_announced(ids[0], "p1", 6).expect("announced");
+    assert!(store.resolve_trigger(ids[0], 7).expect("resolved"));
+    assert!(matches!(
+        store
+            .record_webhook(&webhook("item 2"), 2, 8)
+            .expect("room again"),
+        WebhookRecorded::Recorded(_)
+    ));
+}

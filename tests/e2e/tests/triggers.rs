@@ -654,3 +654,69 @@ async fn s4_2_the_next_trigger_waits_for_the_turn_the_last_announcement_started(
     assert!(announced[1].create_at >= first.create_at);
     h.wait_post(&square, "mira", "Handled second.", since).await;
 }
+
+/// §6.4: the sender's secret announces work, and only so much of it. The
+/// same item sent again while it is outstanding (a sender retrying after
+/// a timeout) is one trigger and one turn; past
+/// `callbacks.trigger_outstanding_max` an agent's webhook triggers are
+/// refused with 429 until it marks one done.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_4_a_retried_item_is_one_trigger_and_outstanding_ones_are_bounded() {
+    let h = Harness::with_trigger_route(SECRET, "debounce_window_ms = 0").await;
+    let text = std::fs::read_to_string(&h.config).expect("config");
+    let text = text.replacen(
+        "[callbacks]\n",
+        "[callbacks]\ntrigger_outstanding_max = 2\n",
+        1,
+    );
+    std::fs::write(&h.config, text).expect("write config");
+    let mut daemon = h.daemon();
+    daemon.wait_for("agents are listening");
+    square_with(&h, &["ana"]).await;
+    let first = item(
+        "mira",
+        "town-square",
+        "Build 7 failed",
+        "build-7",
+        "It failed.",
+    );
+    let (status, answer) = h.webhook(Some(&bearer()), first.clone()).await;
+    assert_eq!(
+        (status, answer.clone()),
+        (202, json!({"trigger": "T-1"})),
+        "{answer}"
+    );
+    let (status, answer) = h.webhook(Some(&bearer()), first).await;
+    assert_eq!(
+        (status, answer.clone()),
+        (200, json!({"trigger": "T-1", "recorded": "already"})),
+        "{answer}"
+    );
+    let second = item(
+        "mira",
+        "town-square",
+        "Build 8 failed",
+        "build-8",
+        "It failed.",
+    );
+    assert_eq!(h.webhook(Some(&bearer()), second).await.0, 202);
+    let third = item(
+        "mira",
+        "town-square",
+        "Build 9 failed",
+        "build-9",
+        "It failed.",
+    );
+    let (status, answer) = h.webhook(Some(&bearer()), third).await;
+    assert_eq!(status, 429, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap_or_default().contains(
+            "@mira has 2 webhook triggers outstanding, the most callbacks.trigger_outstanding_max allows"
+        ),
+        "{answer}"
+    );
+    assert!(
+        store(&h).trigger(3).expect("read").is_none(),
+        "nothing recorded"
+    );
+}

@@ -93,6 +93,12 @@ fn callbacks(config: &Config, problems: &mut Problems) {
             format!("`{}` is not an http(s) URL", config.callbacks.public_url),
         );
     }
+    if config.callbacks.trigger_outstanding_max == 0 {
+        problems.push(
+            path.key("trigger_outstanding_max"),
+            "must be at least 1; to close the trigger route, leave `trigger_secret` unset (§6.4)",
+        );
+    }
     if let Some(secret) = &config.callbacks.trigger_secret {
         secret_source(secret, path.key("trigger_secret"), problems);
     }
