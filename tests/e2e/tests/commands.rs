@@ -483,3 +483,49 @@ async fn s6_4_a_flood_on_the_callback_port_starves_no_one() {
     )
     .await;
 }
+
+/// §7.5: "any human in the channel" may stop, kill or steer: a bot's token
+/// runs `/collegium` too, and is refused, the parked turn left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn s7_5_a_bot_may_not_stop_kill_or_steer() {
+    let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
+    let square = e2e::scenario::square_with(&h, &["ana"]).await;
+    h.join("theo", "town-square").await;
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[(
+            "fixture__write",
+            json!({"path": "a.txt", "content": "x"}),
+        )])],
+    );
+    let since = now_ms() - 1;
+    h.say("ana", &square, "@mira write it").await;
+    h.wait_post(&square, "mira", "Approval needed", since).await;
+    for (command, refusal) in [
+        (
+            "/collegium stop",
+            "Only a person in this channel may stop the turns running here",
+        ),
+        (
+            "/collegium kill",
+            "Only a person in this channel may kill the turns running here",
+        ),
+        (
+            "/collegium steer mira write b.txt instead",
+            "Only a person in this channel may steer a turn running here",
+        ),
+    ] {
+        h.command("theo", &square, command).await;
+        h.wait_ephemeral("theo", refusal).await;
+    }
+    h.command("ana", &square, "/collegium approvals").await;
+    h.wait_ephemeral("ana", "1 waiting on a person").await;
+    assert!(
+        store(&h)
+            .last_turn("mira", &square)
+            .expect("query")
+            .is_some_and(|t| t.ended_at.is_none()),
+        "the turn still waits on its approval"
+    );
+    assert!(fixture_toolset::asked(&record).is_empty());
+}

@@ -130,10 +130,46 @@ async fn dispatch(
     deliver::fit(services, request, answer).await
 }
 
+/// Nothing, where the invoker is a person in the channel the command was
+/// typed in; else the line refusing them. §7.5 gives stop, kill and steer
+/// to "any human in the channel": a bot's token, or a person outside it,
+/// runs `/collegium` too, and neither may halt or steer an agent.
+async fn person_here(
+    services: &Services,
+    request: &CommandRequest,
+    what: &str,
+) -> Result<(), Json<Value>> {
+    let (channel, user) = (request.channel_id.clone(), request.user_id.clone());
+    let standing = services
+        .store
+        .call(move |s| presence(s, &channel, &user))
+        .await
+        .map_err(|error| {
+            ephemeral(&format!(
+                "The channel's people could not be read ({error}); nothing changed."
+            ))
+        })?;
+    if standing.may_answer() {
+        Ok(())
+    } else {
+        Err(ephemeral(&format!(
+            "Only a person in this channel may {what}; nothing changed."
+        )))
+    }
+}
+
 /// `stop` and `kill` (§7.5): every turn running here is halted; the notice
 /// names the agents reached by display name, from the system bot, or under
 /// the agent's own account in a direct message. The queue is left as it is.
 async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json<Value> {
+    let what = if kill {
+        "kill the turns running here"
+    } else {
+        "stop the turns running here"
+    };
+    if let Err(refused) = person_here(services, request, what).await {
+        return refused;
+    }
     let halt = Halt {
         by: request.user_name.clone(),
         kill,
@@ -162,6 +198,9 @@ async fn halt(services: &Services, request: &CommandRequest, kill: bool) -> Json
 /// as the person speaking. Several running and none named: refused, never
 /// guessed; nothing running: said, and the text discarded.
 async fn steer(services: &Services, request: &CommandRequest, words: &[&str]) -> Json<Value> {
+    if let Err(refused) = person_here(services, request, "steer a turn running here").await {
+        return refused;
+    }
     // The first word names an agent only where it is an agent in this
     // channel, so a steer may open with any other word (§7.5).
     let agents_here = agents_here(services, &request.channel_id).await;
@@ -260,6 +299,10 @@ async fn resume(
     let now = chrono::Utc::now().timestamp_millis();
     if services.controls.global_halt().is_none() {
         return ephemeral("Nothing is halted.");
+    }
+    // A ceiling halt clears "on the human's authority" (§7.4), never a bot's.
+    if let Err(refused) = person_here(services, request, "resume the agents").await {
+        return refused;
     }
     // A membership violation is not a person's to wave through (§3.10).
     let standing = crate::loops::membership::violations(services).await;
