@@ -60,6 +60,7 @@ pub fn run(data: &[u8]) {
         storage::v1::Record, storage::v1::GetRequest, storage::v1::CreateRequest,
         storage::v1::PatchRequest, storage::v1::DeleteRequest, storage::v1::DeleteResponse,
         storage::v1::QueryRequest, storage::v1::Condition, storage::v1::QueryResponse,
+        storage::v1::UnitRequest, storage::v1::UnitView,
         pdf::v1::DescribeRequest, pdf::v1::DescribeResponse, pdf::v1::Limits,
         pdf::v1::PdfTextRequest, pdf::v1::PdfTextEvent, pdf::v1::Page, pdf::v1::End,
         pdf::v1::Failure, pdf::v1::HealthRequest, pdf::v1::HealthResponse,
@@ -104,5 +105,49 @@ fn handshake_with_itself(described: &toolset::v1::DescribeResponse) {
                 "a plugin's tool differs from the declaration its own description makes: {gap}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every message of every proto file is fuzzed: one added to a proto
+    /// later fails this until `run` lists it.
+    #[test]
+    fn every_proto_message_is_fuzzed() {
+        let harness = include_str!("proto.rs");
+        let protos = [
+            (
+                "toolset",
+                include_str!("../../../proto/proto/collegium/toolset/v1/toolset.proto"),
+            ),
+            (
+                "storage",
+                include_str!("../../../proto/proto/collegium/storage/v1/storage.proto"),
+            ),
+            (
+                "pdf",
+                include_str!("../../../proto/proto/collegium/pdf/v1/pdf.proto"),
+            ),
+            (
+                "mail",
+                include_str!("../../../proto/proto/collegium/mail/v1/mail.proto"),
+            ),
+        ];
+        let mut seen = 0;
+        for (package, text) in protos {
+            for line in text.lines() {
+                let Some(rest) = line.trim_start().strip_prefix("message ") else {
+                    continue;
+                };
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let listed = format!("{package}::v1::{name}");
+                assert!(harness.contains(&listed), "{listed} is not fuzzed");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 60, "the proto files went missing: {seen} messages");
     }
 }
