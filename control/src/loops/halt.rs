@@ -47,10 +47,16 @@ async fn invalidate_prompts(services: &Services, by: &str) {
             chrono::Utc::now().timestamp_millis(),
             by.to_string(),
         );
-        let _ = services
+        let invalidated = services
             .store
             .call(move |s| s.decide(&id, "invalidated", &who, None, now))
             .await;
+        // A person's decision recorded first (a click racing the halt)
+        // stands, and its own answer rewrote the prompt: saying
+        // "Invalidated" over it would contradict the record.
+        if matches!(invalidated, Ok(false)) {
+            continue;
+        }
         services.parked.wake_dropped(&decision.id);
         if let (Some(post), Some(seat)) = (&decision.prompt_post_id, services.seat(&decision.agent))
         {

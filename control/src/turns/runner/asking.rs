@@ -393,7 +393,10 @@ impl Turn<'_> {
     }
 
     /// A stop cancels a pending prompt without counting a denial (§7.5):
-    /// recorded as cancelled, rewritten without buttons.
+    /// recorded as cancelled, rewritten without buttons. Where a person's
+    /// decision was recorded first (a click racing the stop), the record
+    /// keeps it and the prompt says both: what they decided, and that the
+    /// stop ended the turn before the call ran.
     pub(super) async fn cancel_prompt(&self, approval: &str, halt: &Halt) {
         let (id, by) = (approval.to_string(), halt.by.clone());
         let now = chrono::Utc::now().timestamp_millis();
@@ -401,19 +404,24 @@ impl Turn<'_> {
             .services
             .store
             .call(move |s| {
-                s.decide(&id, "cancelled", &by, None, now)?;
-                s.decision(&id)
+                let cancelled = s.decide(&id, "cancelled", &by, None, now)?;
+                Ok((cancelled, s.decision(&id)?))
             })
             .await;
-        if let Ok(Some(decision)) = record
-            && let Some(post) = decision.prompt_post_id
+        if let Ok((cancelled, Some(decision))) = record
+            && let Some(post) = &decision.prompt_post_id
         {
             let how = if halt.kill { "killed" } else { "stopped" };
-            let text = prompt::terminal(
-                &decision.payload,
-                &format!("✋ Cancelled: @{} {how} the turn.", halt.by),
-            );
-            if let Err(error) = self.seat.rest.replace_post(&post, &text, json!({})).await {
+            let line = match (cancelled, &decision.outcome, &decision.decided_by) {
+                (false, Some(outcome), Some(decider)) => format!(
+                    "✋ {} by @{decider}, but @{} {how} the turn before anything ran.",
+                    crate::config::resolved::capitalised(&outcome.replace('_', " ")),
+                    halt.by
+                ),
+                _ => format!("✋ Cancelled: @{} {how} the turn.", halt.by),
+            };
+            let text = prompt::terminal(&decision.payload, &line);
+            if let Err(error) = self.seat.rest.replace_post(post, &text, json!({})).await {
                 warn!(%error, "could not rewrite the cancelled prompt");
             }
         }
