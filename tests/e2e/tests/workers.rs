@@ -447,6 +447,22 @@ async fn s7_1_a_worker_killed_mid_call_ends_each_call_as_its_declaration_says() 
     assert_eq!(recorded(&s, "k2").await.0.as_deref(), Some("lost"));
 
     // A call to the dead worker is never sent, so it cannot have acted.
+    // The connection's end reaches the client a moment after the process
+    // ends; a call made before that may find the old connection and be
+    // answered "lost" (for a write, "may have acted": the client cannot
+    // tell a request canceled unsent from one the worker took). A read,
+    // safe to retry, waits for the connection's end to be known first.
+    for attempt in 0..50 {
+        let probe = invoke(
+            &s,
+            dispatch(&format!("p{attempt}"), "read", json!({"key": "k"})),
+        )
+        .await;
+        if matches!(&probe, CallOutcome::NotSent(_)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let after = invoke(&s, dispatch("k3", "hang_write", json!({}))).await;
     assert!(
         matches!(&after, CallOutcome::NotSent(r) if r.contains("could not be reached")),
@@ -517,10 +533,8 @@ const WORKER_USER: &str = "collegium-test-worker";
 /// reports that user, and both ends' peer checks are exercised.
 #[tokio::test(flavor = "multi_thread")]
 async fn arch4_a_worker_under_its_own_user_is_checked_by_both_ends() {
-    if !nix::unistd::geteuid().is_root() {
-        // Starting a process as another user takes root; CI runs as root.
-        return;
-    }
+    // Starting a process as another user takes root.
+    e2e::require_root();
     let worker_user = nix::unistd::User::from_name(WORKER_USER)
         .expect("lookup")
         .unwrap_or_else(|| panic!("no OS user {WORKER_USER}: run tests/setup.sh"));
