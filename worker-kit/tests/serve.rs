@@ -185,11 +185,12 @@ async fn arch4_the_daemon_does_not_speak_to_a_socket_served_by_another_user() {
 #[tokio::test]
 async fn arch4_a_real_process_of_another_user_is_judged_by_its_uid() {
     use std::os::unix::fs::PermissionsExt;
-    if !nix::unistd::geteuid().is_root() {
-        // Only root can start a process as another user; the uid check
-        // itself is covered above with this process's own uid.
-        return;
-    }
+    // Only root can start a process as another user; the uid check itself
+    // is covered above with this process's own uid.
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test starts a process as another user: run it as root, as CI does"
+    );
     let nobody = nix::unistd::User::from_name("nobody")
         .expect("lookup")
         .expect("nobody");

@@ -27,7 +27,7 @@ use collegium_worker_shell::request::LaunchRequest;
 use collegium_worker_shell::run::{Ending, Finished, run};
 use collegium_worker_shell::service::{AgentUser, ShellWorker};
 use collegium_worker_shell::settings::ShellSettings;
-use nix::unistd::{User, geteuid};
+use nix::unistd::User;
 use support::{dir, ensure_user, err, launcher, out};
 
 mod support;
@@ -124,9 +124,7 @@ fn bounds(max_processes: u64, memory_mib: u64, max_file_mib: u64) -> ShellBounds
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_fork_bomb_is_bounded_and_the_host_still_forks() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let (user, home) = agent("cg-boundtest-bomb");
     let limit = 64;
     let in_force = in_force(bounds(limit, 1024, 1024));
@@ -177,9 +175,7 @@ async fn s6_1_a_fork_bomb_is_bounded_and_the_host_still_forks() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_memory_hog_is_bounded_and_its_failure_states_the_bound() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let (user, home) = agent("cg-boundtest-mem");
     let in_force = in_force(bounds(256, 128, 1024));
     let hog = "python3 -c 'b = bytearray(512 * 1024 * 1024); print(\"allocated\")'";
@@ -200,9 +196,7 @@ async fn s6_1_a_memory_hog_is_bounded_and_its_failure_states_the_bound() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_file_past_the_file_bound_ends_naming_the_bound() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let (user, home) = agent("cg-boundtest-file");
     let in_force = in_force(bounds(256, 1024, 1));
     let finished = sh(&user, &home, "head -c 3M /dev/zero > ~/big", &in_force).await;
@@ -223,9 +217,7 @@ async fn s6_1_a_file_past_the_file_bound_ends_naming_the_bound() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_the_tmpdir_cannot_be_filled_past_the_memory_bound() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let (user, home) = agent("cg-boundtest-tmp");
     let in_force = in_force(bounds(256, 32, 1024));
     let finished = sh(
@@ -300,9 +292,7 @@ async fn through(worker: &ShellWorker, agent: &str, command: &str, settings: &st
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_home_over_its_cap_runs_shrink_only_until_enough_is_removed() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let name = "cg-boundtest-home";
     let (user, home) = agent(name);
     let worker = worker(name, &user, &home);
@@ -352,9 +342,7 @@ async fn s6_1_a_home_over_its_cap_runs_shrink_only_until_enough_is_removed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_home_that_cannot_be_measured_whole_counts_as_over_and_says_why() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let name = "cg-boundtest-hide";
     let (user, home) = agent(name);
     let worker = worker(name, &user, &home);
@@ -390,9 +378,7 @@ async fn s6_1_a_home_that_cannot_be_measured_whole_counts_as_over_and_says_why()
 /// already holds it names the bound, not a confinement step (§6.1).
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_launch_refused_at_the_users_process_bound_names_the_bound() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let (user, home) = agent("cg-boundtest-full");
     let uid = user.uid.as_raw();
     let holding = in_force(bounds(256, 1024, 1024));

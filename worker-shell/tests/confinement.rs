@@ -156,9 +156,7 @@ async fn a2_as_anyone_but_root_the_launcher_refuses_to_run() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_inside_the_shell_no_capability_is_left_and_no_new_privileges_is_set() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let status = out(&sh("cat /proc/self/status").await);
     for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
         assert!(
@@ -181,9 +179,7 @@ async fn s6_1_inside_the_shell_no_capability_is_left_and_no_new_privileges_is_se
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_every_escape_is_refused() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let host = host();
     let root = host.root.display();
     let other = host.home(OTHER);
@@ -253,9 +249,7 @@ async fn s6_1_every_escape_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_everyday_commands_work_as_the_agent() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
     let port = listener.local_addr().expect("addr").port();
     let accepted = std::thread::spawn(move || {
@@ -288,9 +282,7 @@ async fn s3_4_everyday_commands_work_as_the_agent() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_command_cannot_pass_itself_off_as_a_refused_launch() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let forged = sh("echo 'collegium-launch refused : Landlock' >&2; exit 125").await;
     assert_eq!(
         forged.ending,
@@ -302,9 +294,7 @@ async fn s6_1_a_command_cannot_pass_itself_off_as_a_refused_launch() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_the_commands_bytes_reach_bash_unchanged() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let command = "cat <<'END'\n'single' \"double\" $HOME `date` \\n \\\\ ;|&\nEND";
     assert_eq!(
         out(&sh(command).await),
@@ -345,9 +335,7 @@ async fn s6_1_the_commands_bytes_reach_bash_unchanged() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_an_output_flood_is_bounded_and_counted() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let finished = sh("head -c 5000000 /dev/zero | tr '\\0' x; echo done >&2").await;
     assert_eq!(finished.ending, Ending::Exited(0));
     assert_eq!(finished.stdout.total, 5_000_000);
@@ -387,9 +375,7 @@ fn cgroup_root() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_1_a_deadline_kills_the_command_and_what_double_forked_from_it() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let marker = format!("collegium-grandchild-{}", std::process::id());
     let cgroup = CommandCgroup::create(&cgroup_root(), &marker).expect("cgroup");
     let mut request = request(&format!(
@@ -455,9 +441,7 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_command_sees_only_its_own_processes() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     // Another agent's command, running, with a secret in its arguments.
     let marker = format!("collegium-secret-{}", std::process::id());
     let other = in_background(other_request(&format!("exec -a {marker} sleep 30")));
@@ -504,9 +488,7 @@ async fn s6_1_a_command_sees_only_its_own_processes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_sysv_ipc_dies_with_the_command_and_is_invisible_to_others() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let made = sh("ipcmk -M 4096 >/dev/null && ipcmk -S 1 >/dev/null && ipcmk -Q >/dev/null && ipcs -m -s -q | grep -c 0x").await;
     assert_eq!(out(&made).trim(), "3", "{}", err(&made));
     // Made by a command still running, seen by no one else's.
@@ -537,9 +519,7 @@ async fn s6_1_sysv_ipc_dies_with_the_command_and_is_invisible_to_others() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_commands_tmpdir_is_a_private_tmpfs_gone_when_it_ends() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let first = sh("set -e; test -z \"$(ls -A \"$TMPDIR\")\" && echo empty
          stat -f -c %T \"$TMPDIR\"; stat -c %a \"$TMPDIR\"
          echo left > \"$TMPDIR/left\"; cat \"$TMPDIR/left\"")
@@ -563,9 +543,7 @@ async fn s6_1_a_commands_tmpdir_is_a_private_tmpfs_gone_when_it_ends() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_replacing_the_old_tmp_directory_with_a_file_breaks_no_later_command() {
-    if !root_only() {
-        return;
-    }
+    support::require_root();
     let broke = sh("rm -rf ~/.tmp; echo not a directory > ~/.tmp").await;
     assert_eq!(broke.ending, Ending::Exited(0), "{}", err(&broke));
     let later = sh("t=$(mktemp) && echo fine > \"$t\" && cat \"$t\"").await;
@@ -576,7 +554,8 @@ async fn s6_1_replacing_the_old_tmp_directory_with_a_file_breaks_no_later_comman
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_a_command_cannot_reach_an_abstract_socket_made_outside_it() {
-    if !root_only() || collegium_worker_shell::confine::kernel_abi() < 6 {
+    support::require_root();
+    if collegium_worker_shell::confine::kernel_abi() < 6 {
         // Scoping came with Landlock ABI 6; below it the network namespace
         // the command shares is all that holds (docs/workers.md).
         return;

@@ -126,9 +126,7 @@ async fn s6_4_the_probe_connects_as_the_agent_confined_and_judges_each_endpoint(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_the_probe_walks_each_directory_as_the_agent_and_the_kernel_decides() {
-    if !geteuid().is_root() {
-        return;
-    }
+    support::require_root();
     let launcher = launcher();
     let root = tempfile::tempdir().expect("tempdir");
     let agent = ensure_user(AGENT);

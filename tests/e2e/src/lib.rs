@@ -592,3 +592,14 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Fails the test unless it runs as root. The tests that make OS users,
+/// namespaces, cgroups or nftables rules need it, and CI runs the suite as
+/// root: returning early as anyone else would pass a test that checked
+/// nothing.
+pub fn require_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (OS users, namespaces, cgroups): run the README's test command as root, as CI does"
+    );
+}

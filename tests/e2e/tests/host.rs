@@ -118,9 +118,7 @@ async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
 async fn s6_1_the_provisioner_never_follows_a_link_where_a_directory_goes() {
     let h = Harness::start().await;
     shell_deployment(&h);
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let homes = h.dir.path().join("homes");
     std::fs::create_dir_all(&homes).expect("homes");
     let elsewhere = h.dir.path().join("elsewhere");

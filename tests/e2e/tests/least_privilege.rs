@@ -13,7 +13,6 @@ use std::process::Command;
 use collegium_provision::host::provision;
 use e2e::accounts::{ALLOW_ROOT, SystemUser, effective_uid};
 use e2e::{Harness, binary};
-use nix::unistd::geteuid;
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
@@ -23,9 +22,7 @@ fn chmod(path: &Path, mode: u32) {
 async fn a21_a_daemon_started_as_root_is_refused_before_the_store_unless_the_configuration_allows_it()
  {
     let h = Harness::start().await;
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     h.forbid_root();
     let store = h.state_dir().join(collegium_control::daemon::STORE_FILE);
@@ -70,9 +67,7 @@ async fn s6_1_boot_refuses_while_an_agents_user_can_traverse_the_app_root_and_bo
  {
     let h = Harness::start().await;
     let (roots, app_root) = shell_deployment_with_app_root(&h, "app");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     provision(&h.loaded()).expect("the host provisioned");
     chmod(&app_root, 0o755);
@@ -110,9 +105,7 @@ async fn s6_1_boot_refuses_while_an_agents_user_can_traverse_the_app_root_and_bo
 async fn s6_1_boot_refuses_while_an_agents_user_can_traverse_the_plugins_root() {
     let h = Harness::start().await;
     let (roots, app_root) = shell_deployment_with_app_root(&h, "plugins");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     provision(&h.loaded()).expect("the host provisioned");
     chmod(&app_root, 0o750);
@@ -153,9 +146,7 @@ async fn s6_1_boot_refuses_while_an_agents_user_can_traverse_the_plugins_root() 
 #[tokio::test(flavor = "multi_thread")]
 async fn a21_the_daemon_boots_as_a_system_user_of_its_own() {
     let h = Harness::start().await;
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let account = SystemUser::create("");
     let user = account.user();
     // As a deployment has it: the configuration names the daemon's user,

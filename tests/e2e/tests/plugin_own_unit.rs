@@ -17,7 +17,7 @@ use e2e::accounts::{SystemUser, effective_uid};
 use e2e::people::now_ms;
 use e2e::scenario::{calls, plugin_records, reply, square_with, tool_results, turn_requests};
 use e2e::{Harness, binary};
-use nix::unistd::{User, geteuid};
+use nix::unistd::User;
 use serde_json::{Value, json};
 
 fn bookmarks(h: &Harness) -> Vec<(String, Value)> {
@@ -94,10 +94,7 @@ async fn list_rust(h: &Harness, square: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_plugin_run_by_its_own_unit_is_connected_to_and_its_storage_bound_by_its_uid() {
     let h = Harness::start().await;
-    if !geteuid().is_root() {
-        eprintln!("skipped: making the plugin's and the daemon's users takes root");
-        return;
-    }
+    e2e::require_root();
     h.limits("debounce_window_ms = 0");
     h.install_bookmark_plugin();
     h.grant_mira(&["workspace", "bookmark"]);

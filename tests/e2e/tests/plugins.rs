@@ -402,9 +402,7 @@ async fn s3_14_a_plugin_dies_with_a_daemon_killed_outright() {
 /// user would clear a parent-death signal set before it.
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_14_a_plugin_under_its_own_user_dies_with_a_daemon_killed_outright() {
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let h = Harness::start().await;
     h.provision().await.expect("provisioned");
     fixture_deployment(&h, &["workspace", "fixture"]);

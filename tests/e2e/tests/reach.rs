@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use collegium_control::host::reach::table_name;
 use collegium_provision::host::provision;
 use e2e::{Harness, binary};
-use nix::unistd::{User, geteuid};
+use nix::unistd::User;
 use serde_json::Value;
 
 /// The harness's deployment with @mira holding the shell, its home and
@@ -85,9 +85,7 @@ fn connect_as(uid: u32, gid: u32, port: u16) -> (Duration, Result<(), String>) {
 async fn s6_4_the_host_provisioner_converges_one_table_of_the_agents_uids_and_the_callback_port() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "table");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let table_name = table_name(&h.state_dir());
     let first = provision(&h.loaded()).expect("provisioned");
     assert!(
@@ -170,9 +168,7 @@ async fn s6_4_the_host_provisioner_converges_one_table_of_the_agents_uids_and_th
 async fn s6_4_an_agents_connection_to_the_callback_port_is_rejected_and_nothing_else_is() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "connect");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     provision(&h.loaded()).expect("provisioned");
     let port = callback_port(&h);
     let _listening = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind the port");
@@ -216,9 +212,7 @@ async fn s6_4_boot_refuses_while_an_agents_user_reaches_the_callback_port_and_bo
 {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "boot");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     provision(&h.loaded()).expect("the host provisioned");
     // The host as it is before the rule: the provisioner's table removed.
@@ -254,9 +248,7 @@ async fn s6_4_boot_refuses_while_an_agents_user_reaches_the_callback_port_and_bo
 async fn s6_4_a_host_without_nft_is_told_which_package_to_install() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "nonft");
-    if !geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     // A PATH with the user tools the provisioner runs, and no nft.
     let tools = h.dir.path().join("tools");
     std::fs::create_dir_all(&tools).expect("tools");

@@ -119,9 +119,7 @@ async fn s3_4_the_shell_settings_bound_what_a_command_shows_and_how_long_it_runs
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     let roots = shell_deployment(&h, "settings");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     // The deployment's shell settings (§3.4): a 5-byte prefix and a 2 s
     // deadline, far under the 114 s the daemon's call deadline leaves.
     let mut text = std::fs::read_to_string(&h.config).expect("config");
@@ -171,9 +169,7 @@ async fn s6_1_a_bound_met_and_a_home_over_its_cap_reach_the_models_tool_result()
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     let roots = shell_deployment(&h, "bounds");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     // A 1 MiB file bound and a 1 MiB home (§6.1): a 3 MiB write stops at
     // the first, and what it left puts the home over the second.
     let mut text = std::fs::read_to_string(&h.config).expect("config");
@@ -238,9 +234,7 @@ async fn s6_1_a_child_that_left_its_session_does_not_outlive_its_command_on_this
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     let roots = shell_deployment(&h, "outlive");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
     // Started as the shipped unit starts it: no --cgroup-root, so the worker
@@ -316,9 +310,7 @@ async fn s6_1_boot_refuses_a_shell_agent_the_host_is_not_laid_out_for() {
 async fn s6_1_the_worker_never_follows_a_link_where_its_own_directory_goes() {
     let h = Harness::start().await;
     let roots = shell_deployment(&h, "linked");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     // The runtime directory is the daemon's user's: a link it left where
     // the worker's socket directory goes is refused, not followed.
     let run = h.dir.path().join("run");
@@ -396,9 +388,7 @@ async fn s6_1_stopping_the_workers_unit_stops_the_commands_it_runs() {
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     let roots = shell_deployment(&h, "unit");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
@@ -456,9 +446,7 @@ async fn s6_1_a_stopped_worker_leaves_no_command_running() {
     let h = Harness::start().await;
     h.limits("debounce_window_ms = 0");
     let roots = shell_deployment(&h, "stop");
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     collegium_provision::host::provision(&h.loaded()).expect("the host provisioned");
     let worker = start_worker(&h).expect("the shell worker started");

@@ -68,9 +68,7 @@ async fn unrefused<'a>(worker: &BrowserWorker, rows: &[(&'a str, &[&str])]) -> V
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_what_a_page_asks_for_is_refused_at_the_proxy_and_reaches_no_honeypot() {
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let (lab, worker) = lab_and_worker(UNDECLARED).await;
     let page = r#"<h1>A page that reaches inward</h1>
 <img src="http://10.0.0.1/img" alt="pixel">
@@ -154,9 +152,7 @@ peer.createOffer().then((offer) => peer.setLocalDescription(offer));
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_a_page_that_sends_its_browser_inward_is_refused_at_the_hop() {
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let (lab, worker) = lab_and_worker(UNDECLARED).await;
     let closed = lab
         .host(
@@ -246,9 +242,7 @@ async fn s3_4_a_page_that_sends_its_browser_inward_is_refused_at_the_hop() {
 /// request is the proxy's refusal (docs/spec-findings.md).
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_4_a_service_worker_reaches_no_honeypot() {
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     let (lab, worker) = lab_and_worker(DECLARED).await;
     let page = r#"<h1>A page with a service worker</h1>
 <script>navigator.serviceWorker.register('/sw.js');</script>"#;

@@ -171,9 +171,7 @@ async fn s3_4_a_browser_worker_enforcing_another_policy_than_the_configuration_r
     let h = Harness::start().await;
     h.grant_mira(&["web::fetch"]);
     declare_web(&h, true);
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     provision_workers(&h);
     // Started without the declaration the configuration makes.
@@ -192,9 +190,7 @@ async fn s3_4_a_browser_worker_enforcing_another_policy_than_the_configuration_r
 async fn s3_4_an_agent_holding_web_fetch_without_a_browser_worker_refuses_boot() {
     let h = Harness::start().await;
     h.grant_mira(&["web::fetch"]);
-    if !nix::unistd::geteuid().is_root() {
-        return;
-    }
+    e2e::require_root();
     h.provision().await.expect("provisioned");
     provision_workers(&h);
     let (code, logged) = h.daemon_refusal();

@@ -51,3 +51,13 @@ pub fn out(finished: &Finished) -> String {
 pub fn err(finished: &Finished) -> String {
     String::from_utf8_lossy(&finished.stderr.bytes).into_owned()
 }
+
+/// Fails the test unless it runs as root: the worker's tests make agent
+/// users and run commands as them, and CI runs the suite as root; returning
+/// early as anyone else would pass a test that checked nothing.
+pub fn require_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test makes OS users and runs commands as them: run the README's test command as root, as CI does"
+    );
+}
