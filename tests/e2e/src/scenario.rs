@@ -334,3 +334,22 @@ pub fn table_digests(
     }
     out
 }
+
+/// Ana asks @mira, in `channel`, to write a file with the fixture's gated
+/// `write`, and the turn parks on its approval (§3.7): the prompt, and the
+/// time just before Ana asked.
+pub async fn parked_on_a_write(h: &Harness, channel: &str) -> (mattermost_wire::model::Post, i64) {
+    h.model.sim.script(
+        "demo-model",
+        vec![calls(&[(
+            "fixture__write",
+            json!({"path": "a.txt", "content": "x"}),
+        )])],
+    );
+    let since = crate::people::now_ms() - 1;
+    h.say("ana", channel, "@mira write it").await;
+    (
+        h.wait_post(channel, "mira", "Approval needed", since).await,
+        since,
+    )
+}

@@ -33,16 +33,7 @@ async fn s8_4_a_bare_command_lists_the_subcommands_and_a_forged_one_is_refused()
 async fn s7_5_stop_ends_a_turn_parked_on_an_approval_and_cancels_the_prompt() {
     let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana"]).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![calls(&[(
-            "fixture__write",
-            json!({"path": "a.txt", "content": "x"}),
-        )])],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &square, "@mira write it").await;
-    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    let (prompt, since) = e2e::scenario::parked_on_a_write(&h, &square).await;
     h.command("ana", &square, "/collegium approvals").await;
     h.wait_ephemeral("ana", "1 waiting on a person").await;
     h.command("ana", &square, "/collegium queue mira").await;
@@ -339,16 +330,7 @@ async fn s8_4_approvals_lists_only_what_waits_in_the_invokers_channels() {
 async fn s7_5_a_steer_to_a_turn_parked_on_a_person_is_told_what_the_turn_waits_on() {
     let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana"]).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![calls(&[(
-            "fixture__write",
-            json!({"path": "a.txt", "content": "x"}),
-        )])],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &square, "@mira write it").await;
-    h.wait_post(&square, "mira", "Approval needed", since).await;
+    e2e::scenario::parked_on_a_write(&h, &square).await;
     h.command("ana", &square, "/collegium steer mira write b.txt instead")
         .await;
     // Parked on a person, the turn makes no completion a steer could
@@ -491,16 +473,7 @@ async fn s7_5_a_bot_may_not_stop_kill_or_steer() {
     let (h, _daemon, record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana"]).await;
     h.join("theo", "town-square").await;
-    h.model.sim.script(
-        "demo-model",
-        vec![calls(&[(
-            "fixture__write",
-            json!({"path": "a.txt", "content": "x"}),
-        )])],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &square, "@mira write it").await;
-    h.wait_post(&square, "mira", "Approval needed", since).await;
+    e2e::scenario::parked_on_a_write(&h, &square).await;
     for (command, refusal) in [
         (
             "/collegium stop",

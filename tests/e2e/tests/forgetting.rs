@@ -143,16 +143,7 @@ async fn s8_4_reset_hides_earlier_posts_and_the_agents_own_calls_but_pins_stand(
 async fn s8_4_queue_clear_discards_the_rows_and_the_running_turn_keeps_what_it_took() {
     let (h, _daemon, _) = with_fixture("debounce_window_ms = 0").await;
     let square = square_with(&h, &["ana"]).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![calls(&[(
-            "fixture__write",
-            json!({"path": "a.txt", "content": "x"}),
-        )])],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &square, "@mira write it").await;
-    h.wait_post(&square, "mira", "Approval needed", since).await;
+    let (_, since) = e2e::scenario::parked_on_a_write(&h, &square).await;
     h.say("ana", &square, "@mira and then this").await;
     h.say("ana", &square, "@mira and that").await;
     for _ in 0..200 {

@@ -56,16 +56,7 @@ fn forget_post_ids(h: &e2e::Harness) {
 async fn parked_on_an_approval_then_crash(when: Crash) {
     let (h, mut daemon, record) = with_fixture("debounce_window_ms = 0").await;
     let square = e2e::scenario::square_with(&h, &["ana"]).await;
-    h.model.sim.script(
-        "demo-model",
-        vec![calls(&[(
-            "fixture__write",
-            json!({"path": "a.txt", "content": "x"}),
-        )])],
-    );
-    let since = now_ms() - 1;
-    h.say("ana", &square, "@mira write it").await;
-    let prompt = h.wait_post(&square, "mira", "Approval needed", since).await;
+    let (prompt, since) = e2e::scenario::parked_on_a_write(&h, &square).await;
     let status = e2e::scenario::status_post(&h, &square).await;
     crash(&mut daemon);
     if when == Crash::BeforeRecording {
