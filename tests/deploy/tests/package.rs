@@ -296,3 +296,21 @@ fn member_dir(package: &str) -> &str {
         other => other.strip_prefix("collegium-").unwrap_or(other),
     }
 }
+
+/// Issue 21 item 8: the package depends on Chromium, which the browser
+/// worker runs, and on systemd, whose units and tools it ships for.
+#[test]
+fn i21_8_the_package_depends_on_chromium_and_systemd() {
+    let control = std::fs::read_to_string(built().control().join("control")).expect("control");
+    let depends = control
+        .lines()
+        .find_map(|line| line.strip_prefix("Depends:"))
+        .unwrap_or_else(|| panic!("no Depends field:\n{control}"));
+    let named: Vec<&str> = depends
+        .split(',')
+        .map(|d| d.split_whitespace().next().unwrap_or_default())
+        .collect();
+    for needed in ["chromium", "systemd"] {
+        assert!(named.contains(&needed), "Depends lacks {needed}: {depends}");
+    }
+}
