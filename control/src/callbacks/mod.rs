@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::FromRef;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::routing::post;
 use tokio::sync::{mpsc, watch};
 use tracing::info;
@@ -74,6 +74,14 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, BindError
         .map_err(|source| BindError { addr, source })
 }
 
+/// The largest body a click, dialog or command route reads. Each is
+/// parsed before its signature or token can be checked, so a forger's
+/// body is read too: Mattermost's own are a few kilobytes (a command's text
+/// and a dialog's answer are bounded by its post limit, 16,383
+/// characters), and axum's default of 2 MB let 256 connections hold half
+/// a gigabyte. The trigger route reads its own, after the secret (1 MiB).
+pub const CALLBACK_BODY_MAX_BYTES: usize = 256 * 1024;
+
 /// Serves the bound listener until `stop`.
 pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Receiver<bool>) {
     let router = Router::new()
@@ -81,6 +89,7 @@ pub fn serve(listener: tokio::net::TcpListener, routes: Routes, stop: watch::Rec
         .route(DIALOG_ROUTE, post(decision::submitted))
         .route(crate::commands::ROUTE, post(command::command))
         .route(command::clear::ROUTE, post(command::clear::submitted))
+        .layer(DefaultBodyLimit::max(CALLBACK_BODY_MAX_BYTES))
         .route(trigger::ROUTE, post(trigger::receive))
         .with_state(routes);
     match listener.local_addr() {

@@ -466,3 +466,29 @@ fn s6_4_no_forged_replayed_cross_channel_or_malformed_callback_acts() {
         .expect("row");
     assert_eq!(decided.decided_by.as_deref(), Some("bo"));
 }
+
+/// §6.4: a click, dialog or command body is parsed before its signature or
+/// token can be checked, so a forger's is read too; one over
+/// `CALLBACK_BODY_MAX_BYTES` is refused unread (413), far above what
+/// Mattermost sends and far below axum's default.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_4_an_oversized_callback_body_is_refused_unread() {
+    let (h, _daemon, _record) = with_fixture("debounce_window_ms = 0").await;
+    let pad = "x".repeat(collegium_control::callbacks::CALLBACK_BODY_MAX_BYTES + 1);
+    for route in [DECISION_ROUTE, DIALOG_ROUTE] {
+        let (status, _) = e2e::scenario::callback(&h, route, &json!({"pad": pad})).await;
+        assert_eq!(status, 413, "{route}");
+    }
+    let url = format!("{}{COMMAND_ROUTE}", h.loaded().config.callbacks.public_url);
+    let command = reqwest::Client::new()
+        .post(url)
+        .form(&[("token", "guessed"), ("text", pad.as_str())])
+        .send()
+        .await
+        .expect("the callback server answers");
+    assert_eq!(command.status(), 413);
+    // A body of Mattermost's own size still reaches the route's checks.
+    let (status, _) =
+        e2e::scenario::callback(&h, DECISION_ROUTE, &json!({"pad": "x".repeat(16_383)})).await;
+    assert_ne!(status, 413);
+}
