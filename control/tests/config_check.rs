@@ -229,7 +229,7 @@ fn s3_4_the_check_prints_the_browser_unit_s_drop_in_where_an_agent_browses() {
 /// only inside the mail worker's unit; the mail worker, whose credentials
 /// they are, still refuses one that is missing, naming the key.
 #[test]
-fn another_units_credential_is_not_looked_for_and_the_units_own_is() {
+fn i21_1_another_units_credential_is_not_looked_for_and_the_units_own_is() {
     let file = repo().join("tests/config/valid/credentials-of-other-units.toml");
     let check = |credentials: Option<&str>| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_collegium"));

@@ -18,7 +18,6 @@ use tracing::{info, warn};
 
 use super::notice::notice_post;
 use super::{CommandRequest, agents_here, ephemeral};
-use crate::approvals::presence::presence;
 use crate::chat::rest::Rest;
 use crate::clearing::{Taken, delete, dialog};
 use crate::services::Services;
@@ -86,17 +85,7 @@ pub async fn clear(services: &Services, request: &CommandRequest, words: &[&str]
 /// Whether `user_id` may clear the channel now: a person in it, with no
 /// turn running there; else the line they read.
 async fn may_clear(services: &Services, channel_id: &str, user_id: &str) -> Result<(), String> {
-    let (channel, user) = (channel_id.to_string(), user_id.to_string());
-    let standing = services
-        .store
-        .call(move |s| presence(s, &channel, &user))
-        .await
-        .map_err(|error| {
-            format!("The channel's people could not be read ({error}); nothing changed.")
-        })?;
-    if !standing.may_answer() {
-        return Err("Only a person in this channel may clear it; nothing changed.".into());
-    }
+    super::person_in(services, channel_id, user_id, "clear it").await?;
     let mut running: Vec<String> = services
         .controls
         .running()

@@ -130,32 +130,43 @@ async fn dispatch(
     deliver::fit(services, request, answer).await
 }
 
-/// Nothing, where the invoker is a person in the channel the command was
-/// typed in; else the line refusing them. §7.5 gives stop, kill and steer
-/// to "any human in the channel": a bot's token, or a person outside it,
-/// runs `/collegium` too, and neither may halt or steer an agent.
-async fn person_here(
+/// Nothing, where `user_id` is a person in `channel_id`; else the line
+/// refusing them, saying what they may not do. §7.5 gives stop, kill and
+/// steer to "any human in the channel", and a clear is theirs too (§8.5):
+/// a bot's token, or a person outside the channel, runs `/collegium` as
+/// well, and neither may.
+pub(super) async fn person_in(
     services: &Services,
-    request: &CommandRequest,
+    channel_id: &str,
+    user_id: &str,
     what: &str,
-) -> Result<(), Json<Value>> {
-    let (channel, user) = (request.channel_id.clone(), request.user_id.clone());
+) -> Result<(), String> {
+    let (channel, user) = (channel_id.to_string(), user_id.to_string());
     let standing = services
         .store
         .call(move |s| presence(s, &channel, &user))
         .await
         .map_err(|error| {
-            ephemeral(&format!(
-                "The channel's people could not be read ({error}); nothing changed."
-            ))
+            format!("The channel's people could not be read ({error}); nothing changed.")
         })?;
     if standing.may_answer() {
         Ok(())
     } else {
-        Err(ephemeral(&format!(
+        Err(format!(
             "Only a person in this channel may {what}; nothing changed."
-        )))
+        ))
     }
+}
+
+/// [`person_in`] for the channel the command was typed in.
+async fn person_here(
+    services: &Services,
+    request: &CommandRequest,
+    what: &str,
+) -> Result<(), Json<Value>> {
+    person_in(services, &request.channel_id, &request.user_id, what)
+        .await
+        .map_err(|refusal| ephemeral(&refusal))
 }
 
 /// `stop` and `kill` (§7.5): every turn running here is halted; the notice
