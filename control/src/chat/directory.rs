@@ -117,50 +117,56 @@ impl Directory {
         now: Millis,
     ) -> Result<ObservedPost, RestError> {
         let author = self.who(&post.user_id).await?;
-        // Anyone can set props on a post they write; only the framework's
-        // own accounts write framework posts. A role or turn taken from
-        // anyone else's would let a person's post pass for a turn's reply,
-        // prompt or status post, which the restart sweep acts on (§7.3).
-        let framework = matches!(author.kind, AuthorKind::Agent | AuthorKind::SystemBot);
-        let prop = |key: &str| {
-            post.props
-                .get(key)
-                .and_then(serde_json::Value::as_str)
-                .filter(|_| framework)
-        };
-        let role = prop(ROLE_PROP)
-            .and_then(role_named)
-            .unwrap_or(PostRole::Post);
-        let turn_id = prop(TURN_PROP).map(str::to_string);
-        let files = post
-            .metadata
-            .files
-            .iter()
-            .flatten()
-            .map(|f| PostFile {
-                file_id: f.id.clone(),
-                name: f.name.clone(),
-                mime_type: f.mime_type.clone(),
-                size: f.size,
-            })
-            .collect();
-        Ok(ObservedPost {
-            id: post.id.clone(),
-            channel_id: post.channel_id.clone(),
-            author_id: post.user_id.clone(),
-            author_name: author.username,
-            author_kind: author.kind,
-            created_at: post.create_at,
-            message: post.message.clone(),
-            props: (!post.props.is_empty())
-                .then(|| serde_json::Value::Object(post.props.clone()).to_string()),
-            role,
-            turn_id,
-            pinned: post.is_pinned,
-            observed_at: now,
-            observed_via: via,
-            files,
+        Ok(observed(post, author, via, now))
+    }
+}
+
+/// A post as the store records it, its author known: the post's own
+/// author's answer to `create_post` is recorded without a lookup (§5.2).
+pub fn observed(post: &Post, author: Known, via: ObservedVia, now: Millis) -> ObservedPost {
+    // Anyone can set props on a post they write; only the framework's
+    // own accounts write framework posts. A role or turn taken from
+    // anyone else's would let a person's post pass for a turn's reply,
+    // prompt or status post, which the restart sweep acts on (§7.3).
+    let framework = matches!(author.kind, AuthorKind::Agent | AuthorKind::SystemBot);
+    let prop = |key: &str| {
+        post.props
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .filter(|_| framework)
+    };
+    let role = prop(ROLE_PROP)
+        .and_then(role_named)
+        .unwrap_or(PostRole::Post);
+    let turn_id = prop(TURN_PROP).map(str::to_string);
+    let files = post
+        .metadata
+        .files
+        .iter()
+        .flatten()
+        .map(|f| PostFile {
+            file_id: f.id.clone(),
+            name: f.name.clone(),
+            mime_type: f.mime_type.clone(),
+            size: f.size,
         })
+        .collect();
+    ObservedPost {
+        id: post.id.clone(),
+        channel_id: post.channel_id.clone(),
+        author_id: post.user_id.clone(),
+        author_name: author.username,
+        author_kind: author.kind,
+        created_at: post.create_at,
+        message: post.message.clone(),
+        props: (!post.props.is_empty())
+            .then(|| serde_json::Value::Object(post.props.clone()).to_string()),
+        role,
+        turn_id,
+        pinned: post.is_pinned,
+        observed_at: now,
+        observed_via: via,
+        files,
     }
 }
 

@@ -14,6 +14,7 @@ use tracing::{info, warn};
 
 use super::Rest;
 use super::directory::Directory;
+use super::posted::Posted;
 use super::socket::SocketEvent;
 use super::sync::{self, Reader, SyncError, now_millis};
 use crate::lanes::{LaneInput, LaneKey};
@@ -36,6 +37,9 @@ pub struct Feed {
     /// backfill could not read. A drained turn assembles its window from
     /// the store, so each waits for the bot's first catch-up (§7.3, §8.2).
     pub held_drains: BTreeMap<String, Vec<LaneKey>>,
+    /// Posts a turn recorded from Mattermost's answer, which the feed hands
+    /// on when their socket copy arrives (§5.2).
+    pub posted: Arc<Posted>,
 }
 
 impl Feed {
@@ -91,11 +95,32 @@ impl Feed {
             via = via.as_str(),
             "caught up with Mattermost"
         );
+        for post in &caught.new_posts {
+            // Recorded here first: a turn's record of it finds it recorded.
+            self.posted.arrived(&post.id);
+        }
         // Posts a reconnect recovered are what a turn answers when they
         // addressed an agent (§8.3): a mention made during a blip is not lost.
         if via == ObservedVia::Reconnect {
             for post in caught.new_posts {
                 self.hand_on(post, via).await;
+            }
+            self.hand_on_unseen().await?;
+        }
+        Ok(())
+    }
+
+    /// The posts turns recorded whose socket copy never came: the socket
+    /// dropped, and this catch-up stands in for it (§8.3). One not yet in
+    /// the store is still being recorded, and waits for its copy.
+    async fn hand_on_unseen(&self) -> Result<(), SyncError> {
+        for id in self.posted.waiting() {
+            let read = id.clone();
+            let Some(post) = self.store.call(move |s| s.post(&read)).await? else {
+                continue;
+            };
+            if self.posted.arrived(&id) {
+                self.hand_on(post, ObservedVia::Reconnect).await;
             }
         }
         Ok(())
@@ -122,12 +147,19 @@ impl Feed {
                 }
                 self.ensure_channel(&post.channel_id).await?;
                 match sync::record(&self.directory, &self.store, &post, ObservedVia::Live).await? {
-                    Some(observed) => self.hand_on(observed, ObservedVia::Live).await,
+                    Some(observed) => {
+                        self.posted.arrived(&post.id);
+                        self.hand_on(observed, ObservedVia::Live).await;
+                    }
                     None => {
-                        // A catch-up racing this socket recorded it first:
-                        // the socket delivered it, so it is live (§8.2).
+                        // The turn that wrote it recorded it from
+                        // Mattermost's answer (§5.2), or a catch-up racing
+                        // this socket did: the socket delivered it, so it
+                        // is live (§8.2), and goes on once.
                         let id = post.id.clone();
-                        if self.store.call(move |s| s.mark_live(&id)).await? {
+                        if self.posted.arrived(&post.id)
+                            || self.store.call(move |s| s.mark_live(&id)).await?
+                        {
                             let id = post.id.clone();
                             if let Some(observed) = self.store.call(move |s| s.post(&id)).await? {
                                 self.hand_on(observed, ObservedVia::Live).await;

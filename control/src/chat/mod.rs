@@ -5,6 +5,7 @@
 pub mod credentials;
 pub mod directory;
 pub mod feed;
+pub mod posted;
 pub mod rest;
 pub mod socket;
 pub mod sync;

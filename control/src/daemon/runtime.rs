@@ -134,6 +134,7 @@ pub async fn start(
             bots,
             lanes: lanes.clone(),
             held_drains,
+            posted: services.posted.clone(),
         },
         callbacks,
     )?;
@@ -213,6 +214,7 @@ fn context(
         decision_key: command_token.clone(),
         command_token,
         main_channel_id: std::sync::OnceLock::new(),
+        posted: Arc::default(),
         callback_url: config
             .callbacks
             .public_url

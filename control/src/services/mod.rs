@@ -70,6 +70,9 @@ pub struct Services {
     pub schedules: Vec<crate::triggers::scheduler::Declared>,
     /// The main channel's id, where halts and boot notices go (§7.3, §7.4).
     pub main_channel_id: std::sync::OnceLock<String>,
+    /// Replies recorded from Mattermost's answer, waiting for the socket
+    /// copy the feed hands on (§5.2).
+    pub posted: Arc<crate::chat::posted::Posted>,
 }
 
 /// An agent as notices and lines name it: its display name, or its username

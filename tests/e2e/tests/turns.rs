@@ -523,3 +523,73 @@ async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_wher
         "the marker is no part of the framework's message"
     );
 }
+
+/// §5.2: a drain that starts before any socket delivered the reply of the
+/// turn before it still ends its window on that reply: the turn recorded it
+/// from Mattermost's answer. The reply's late socket copy is then handed on
+/// once, as the feed hands on what it records (§8.2), so the colleague it
+/// addresses answers once.
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_2_a_drain_reads_the_reply_before_any_socket_delivered_it() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    h.person("cy", &["research"]).await;
+    h.person("bo", &["research"]).await;
+    h.join("mira", "research").await;
+    h.join("theo", "research").await;
+    let research = h.channel("research").await.id;
+    h.model.sim.script(
+        "demo-model",
+        vec![
+            Scripted {
+                text: Some("First answer for cy. @theo please check it.".into()),
+                hold: Some("first".into()),
+                ..Default::default()
+            },
+            reply("Drained answer."),
+            reply("Checked, it holds."),
+        ],
+    );
+    let since = now_ms() - 1;
+    h.say("cy", &research, "@mira first question").await;
+    e2e::scenario::completions_reach(&h, 1).await;
+    let bo = h.say("bo", &research, "@mira a question from bo").await;
+    h.wait_reaction(&bo.id, "mira", "eyes").await;
+    // From here every bot's socket delivers each event 10 s late: the
+    // reply reaches the process only as Mattermost's answer to its post.
+    for bot in ["mira", "theo", e2e::triggers::SYSTEM_BOT] {
+        h.hold_events(bot, 10_000, 1_000).await;
+    }
+    h.model.sim.release("first");
+    h.wait_post(&research, "mira", "Drained answer", since)
+        .await;
+    let requests = turn_requests(&h);
+    assert_eq!(requests.len(), 2, "theo has not been handed the reply yet");
+    let drain = &requests[1];
+    let messages = drain["messages"].as_array().expect("messages");
+    let framework = framework_index(drain);
+    assert!(
+        messages[framework - 1]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("Your previous turn in this channel ended")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages[framework - 2]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("First answer for cy.")),
+        "{messages:#?}"
+    );
+
+    // The late copy hands the reply on: theo answers it, once.
+    h.wait_post(&research, "theo", "Checked, it holds", since)
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let theos = h
+        .posts(&research)
+        .await
+        .into_iter()
+        .filter(|p| p.message.contains("Checked, it holds"))
+        .count();
+    assert_eq!(theos, 1, "the reply was handed on once");
+    assert_eq!(turn_requests(&h).len(), 3);
+}

@@ -771,7 +771,10 @@ impl<'a> Turn<'a> {
             Some(&self.id),
         );
         match self.seat.rest.create_post(&post).await {
-            Ok(_) => Ok(()),
+            Ok(created) => {
+                self.record_reply(&created).await;
+                Ok(())
+            }
             Err(crate::chat::RestError::Api { status: 400, error })
                 if error.id.contains("message_length") =>
             {

@@ -373,3 +373,39 @@ impl Turn<'_> {
         }
     }
 }
+
+impl Turn<'_> {
+    /// Records the reply from Mattermost's answer rather than wait for a
+    /// socket to deliver it: the queue drains the moment this turn ends,
+    /// and the drained turn's window must end on this reply, then the line
+    /// saying the previous turn ended (§5.2). The feed hands the socket's
+    /// copy on as if it had recorded it (`chat::posted`).
+    pub(super) async fn record_reply(&self, created: &mattermost_wire::model::Post) {
+        let author = crate::chat::directory::Known {
+            username: self.start.agent.clone(),
+            kind: crate::store::AuthorKind::Agent,
+        };
+        let now = chrono::Utc::now().timestamp_millis();
+        let observed =
+            crate::chat::directory::observed(created, author, crate::store::ObservedVia::Live, now);
+        let posted = &self.services.posted;
+        posted.expect(&created.id);
+        match self
+            .services
+            .store
+            .call(move |s| s.record_post(&observed))
+            .await
+        {
+            Ok(true) => {}
+            // A socket's copy came first and was handed on already.
+            Ok(false) => {
+                posted.arrived(&created.id);
+            }
+            Err(error) => {
+                // The socket's copy records it, late for a drain.
+                posted.arrived(&created.id);
+                warn!(%error, turn = %self.id, "could not record the reply");
+            }
+        }
+    }
+}
