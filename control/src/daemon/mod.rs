@@ -158,15 +158,22 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
     runtime.block_on(async {
         // Installed before anything else, so a stop that arrives while the
         // daemon is still verifying its models is a clean stop, not a kill.
-        let signals = Signals::install().map_err(DaemonError::Runtime)?;
+        let mut signals = Signals::install().map_err(DaemonError::Runtime)?;
         let _watchdog = notify::watchdog(store.clone());
         #[cfg(feature = "test-hooks")]
         let _wedge = notify::wedge_hook(store.clone(), TEST_WEDGE).map_err(DaemonError::Runtime)?;
-        notify::phase(notify::Phase::VerifyingModels);
-        notify::extend_start(models::VERIFY_DEADLINE * 2);
-        models::verify_models(&loaded).await?;
-        notify::phase(notify::Phase::CheckingMattermost);
-        let credentials = mattermost::check(&loaded).await?;
+        // The checks only read (the models, Mattermost) and can take tens
+        // of seconds: a stop meanwhile ends the boot at once rather than
+        // after it, with nothing started and no run recorded. From the
+        // plugins on, the boot runs to its end and then stops.
+        let credentials = tokio::select! {
+            checked = boot_checks(&loaded) => checked?,
+            signal = signals.next() => {
+                notify::stopping();
+                info!(signal, "stopped during the boot's checks; no run was recorded");
+                return Ok(());
+            }
+        };
         notify::phase(notify::Phase::ConnectingWorkers);
         let boot_id = uuid::Uuid::now_v7().to_string();
         // This boot's grant-signing key: every worker gets its public half at
@@ -253,6 +260,18 @@ pub fn run(config_path: &Path) -> Result<(), DaemonError> {
     })
 }
 
+/// What the boot checks before it starts anything: the models answer
+/// (§7.3) and Mattermost is provisioned; the credentials it holds.
+async fn boot_checks(
+    loaded: &config::LoadedConfig,
+) -> Result<crate::chat::credentials::Credentials, DaemonError> {
+    notify::phase(notify::Phase::VerifyingModels);
+    notify::extend_start(models::VERIFY_DEADLINE * 2);
+    models::verify_models(loaded).await?;
+    notify::phase(notify::Phase::CheckingMattermost);
+    mattermost::check(loaded).await
+}
+
 /// The two signals that stop the daemon cleanly.
 struct Signals {
     terminate: tokio::signal::unix::Signal,
@@ -266,6 +285,14 @@ impl Signals {
             terminate: signal(SignalKind::terminate())?,
             interrupt: signal(SignalKind::interrupt())?,
         })
+    }
+
+    /// The next stop signal, by name.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.interrupt.recv() => "SIGINT",
+        }
     }
 }
 
@@ -315,8 +342,7 @@ async fn serve(
     liveness.tick().await;
     let signal = loop {
         tokio::select! {
-            _ = signals.terminate.recv() => break "SIGTERM",
-            _ = signals.interrupt.recv() => break "SIGINT",
+            signal = signals.next() => break signal,
             _ = liveness.tick() => {
                 let boot_id = boot_id.clone();
                 let now = now_millis();

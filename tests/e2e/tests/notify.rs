@@ -112,6 +112,65 @@ async fn i21_ready_follows_the_boot_notice_pings_stop_on_a_wedged_store_and_sigt
     daemon.wait_for("stopped cleanly");
 }
 
+/// A stop while the boot still checks its models ends the boot at once:
+/// `STOPPING=1`, a clean exit, and no run recorded, rather than a stop
+/// that waits for the checks and the whole boot after them.
+#[tokio::test(flavor = "multi_thread")]
+async fn i21_sigterm_while_the_models_are_verified_stops_the_boot_at_once() {
+    let h = e2e::Harness::start().await;
+    h.provision().await.expect("provisioned");
+    // The model holds its answer to the boot's check (10 s at most).
+    h.model.sim.script(
+        "demo-model",
+        vec![model_sim::script::Scripted {
+            text: Some("ok".into()),
+            hold: Some("verify".into()),
+            ..Default::default()
+        }],
+    );
+    let socket = h.dir.path().join("notify.sock");
+    let said = listen(&socket);
+    let mut launcher = Command::new(e2e::binary("collegium"));
+    launcher.env("NOTIFY_SOCKET", &socket);
+    let mut daemon = h.daemon_from(launcher);
+    until(
+        &said,
+        "STATUS=store migrated; verifying models",
+        Duration::from_secs(30),
+    );
+    // The check reached the model, and waits there.
+    for _ in 0..400 {
+        if !h.model.sim.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(!h.model.sim.requests().is_empty(), "the model was checked");
+
+    daemon.terminate();
+    let stopping = until(&said, "STOPPING=1", Duration::from_secs(3));
+    assert!(
+        !stopping.is_empty() && stopping.iter().all(|s| !s.has("READY=1")),
+        "STOPPING=1 without READY=1"
+    );
+    let seen = daemon.wait_for("stopped during the boot's checks");
+    let exited = (0..60).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        daemon.child.try_wait().expect("wait")
+    });
+    assert!(
+        exited.is_some_and(|status| status.success()),
+        "the daemon exits cleanly within 3 s of SIGTERM: {exited:?}"
+    );
+    assert!(
+        !seen.iter().any(|l| l["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("collegium is running"))),
+        "no run is recorded"
+    );
+    h.model.sim.release("verify");
+}
+
 #[test]
 fn i21_a_worker_says_ready_once_its_socket_is_served() {
     let dir = tempfile::tempdir().expect("dir");
