@@ -5,14 +5,14 @@
 //! anyone else the launcher refuses, and that refusal is what is checked.
 
 use std::os::unix::fs::{PermissionsExt, chown};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use collegium_worker_shell::request::LaunchRequest;
 use collegium_worker_shell::run::{CommandCgroup, Ending, Finished, run};
-use nix::unistd::{Group, User, geteuid};
+use nix::unistd::{Group, User};
 use support::{dir, ensure_user, err, file, launcher, out};
 
 mod support;
@@ -135,16 +135,39 @@ async fn refused(command: &str) -> String {
     err(&finished)
 }
 
-fn root_only() -> bool {
-    geteuid().is_root()
+/// The launcher started as `user`: a copy `user` may run (the build's own
+/// may sit under a directory only root traverses), behind `setpriv`.
+fn launcher_as(root: &Path, user: &User) -> PathBuf {
+    let at = root.join("launcher-as-user");
+    dir(&at, 0, 0, 0o755);
+    let copy = at.join("collegium-shell-launch");
+    std::fs::copy(launcher(), &copy).expect("copy the launcher");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let wrapper = at.join("as-user");
+    file(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nexec setpriv --reuid={} --regid={} --clear-groups {} \"$@\"\n",
+            user.uid.as_raw(),
+            user.gid.as_raw(),
+            copy.display()
+        ),
+        0,
+        0,
+        0o755,
+    );
+    wrapper
 }
 
+/// A2: the launcher drops to an agent's user itself, so it refuses to run
+/// unless it starts as root. The test, as root, starts it as the agent's
+/// user, the one a command could try to start it as.
 #[tokio::test(flavor = "multi_thread")]
 async fn a2_as_anyone_but_root_the_launcher_refuses_to_run() {
-    if root_only() {
-        return;
-    }
-    let finished = run(&launcher(), &request("id"), None, Duration::from_secs(10))
+    support::require_root();
+    let host = host();
+    let as_agent = launcher_as(&host.root, &host.agent);
+    let finished = run(&as_agent, &request("id"), None, Duration::from_secs(10))
         .await
         .expect("ran");
     assert!(
