@@ -23,6 +23,17 @@ fn shell_deployment(h: &Harness) {
     h.grant_mira(&["workspace", "shell"]);
 }
 
+/// The host's users and groups are one state every test here changes, and
+/// on a fresh host the first provisioning creates them. Two provisioners
+/// at once (which a deployment never runs: it is one oneshot unit) raced
+/// there: a test found @mira's home owned by a uid that was no longer
+/// hers, and another saw the second run change what the first had made.
+/// So the tests here take turns.
+async fn one_provisioner_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static HOST: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    HOST.lock().await
+}
+
 fn owner_and_mode(path: &Path) -> (u32, u32, u32) {
     let metadata = std::fs::metadata(path).expect("exists");
     (metadata.uid(), metadata.gid(), metadata.mode() & 0o7777)
@@ -30,6 +41,7 @@ fn owner_and_mode(path: &Path) -> (u32, u32, u32) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_each_shell_agent_gets_its_own_user_a_private_home_and_a_read_only_workspace() {
+    let _host = one_provisioner_at_a_time().await;
     let h = Harness::start().await;
     shell_deployment(&h);
     if !geteuid().is_root() {
@@ -98,6 +110,7 @@ async fn s6_1_each_shell_agent_gets_its_own_user_a_private_home_and_a_read_only_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
+    let _host = one_provisioner_at_a_time().await;
     let h = Harness::start().await;
     shell_deployment(&h);
     let text = std::fs::read_to_string(&h.config).expect("config");
@@ -116,6 +129,7 @@ async fn s6_1_two_agents_that_would_share_an_os_user_are_refused_by_name() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_the_provisioner_never_follows_a_link_where_a_directory_goes() {
+    let _host = one_provisioner_at_a_time().await;
     let h = Harness::start().await;
     shell_deployment(&h);
     e2e::require_root();
@@ -144,6 +158,7 @@ const PLUGIN_USER: &str = "collegium-test-worker";
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_1_plugin_users_pass_the_plugin_tree_by_a_group_the_daemon_shares_with_them_alone() {
     use nix::unistd::Group;
+    let _host = one_provisioner_at_a_time().await;
     let mut h = Harness::start().await;
     shell_deployment(&h);
     h.install_fixture_plugin(&h.dir.path().join("asked.jsonl"));
@@ -222,6 +237,7 @@ async fn s6_1_plugin_users_pass_the_plugin_tree_by_a_group_the_daemon_shares_wit
 async fn s3_4_the_pdf_and_browser_workers_get_system_users_without_a_shell_or_a_home() {
     use collegium_provision::host::framework_users::{FRAMEWORK_USERS, NO_HOME};
     use nix::unistd::Group;
+    let _host = one_provisioner_at_a_time().await;
     let h = Harness::start().await;
     shell_deployment(&h);
     if !geteuid().is_root() {
