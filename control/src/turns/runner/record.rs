@@ -372,9 +372,7 @@ impl Turn<'_> {
             warn!(%error, "could not record the turn's trace");
         }
     }
-}
 
-impl Turn<'_> {
     /// Records the reply from Mattermost's answer rather than wait for a
     /// socket to deliver it: the queue drains the moment this turn ends,
     /// and the drained turn's window must end on this reply, then the line
