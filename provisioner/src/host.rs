@@ -81,6 +81,7 @@ pub fn provision(loaded: &LoadedConfig) -> Result<Outcome, HostError> {
     if !Uid::effective().is_root() {
         return Err(HostError::NotRoot);
     }
+    let _turn = one_at_a_time()?;
     let layout = host::layout(loaded, DEFAULT_DAEMON_USER)?;
     // The configuration's directory is made the daemon's group's alone:
     // never a directory the rest of the system lives in.
@@ -228,6 +229,36 @@ fn converge_framework(
     converge_dir(&layout.homes_root, &open, outcome)?;
     converge_dir(&layout.workspaces_root, &open, outcome)?;
     Ok(())
+}
+
+/// Where a provisioner takes its turn on the host: `/run`, which only root
+/// writes and every host has.
+const HOST_LOCK: &str = "/run/collegium-provision.lock";
+
+/// Holds the host for this provisioner until dropped. `useradd` looks
+/// whether a name is free before it takes the user database's lock
+/// (shadow 4.13): two provisioners making the same user both succeed, the
+/// later replacing the earlier's entry under another uid, and what the
+/// earlier gave that user is left to a uid no user has. A deployment runs
+/// one provisioning unit, but an operator may run `collegium-provision
+/// host` beside it.
+fn one_at_a_time() -> Result<std::fs::File, HostError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = Path::new(HOST_LOCK);
+    let io = |source| HostError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io)?;
+    file.lock().map_err(io)?;
+    Ok(file)
 }
 
 /// A system user with a group of its own name, home `home`, no login shell.

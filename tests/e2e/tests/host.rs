@@ -23,12 +23,12 @@ fn shell_deployment(h: &Harness) {
     h.grant_mira(&["workspace", "shell"]);
 }
 
-/// The host's users and groups are one state every test here changes, and
-/// on a fresh host the first provisioning creates them. Two provisioners
-/// at once (which a deployment never runs: it is one oneshot unit) raced
-/// there: a test found @mira's home owned by a uid that was no longer
-/// hers, and another saw the second run change what the first had made.
-/// So the tests here take turns.
+/// The host's users and groups are one state every test here changes, each
+/// from a configuration of its own: a provisioner converging one test's
+/// configuration undoes what another's wants (a plugin user's groups), and
+/// a test asserting that a second run changes nothing would see it. The
+/// provisioner takes its turn on the host itself; these tests take turns
+/// for the whole of each.
 async fn one_provisioner_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     static HOST: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     HOST.lock().await
@@ -105,6 +105,37 @@ async fn s6_1_each_shell_agent_gets_its_own_user_a_private_home_and_a_read_only_
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "The host already matches the configuration; nothing changed.\n"
+    );
+}
+
+/// Provisioners run at once where @mira's user is not made yet each find
+/// it missing, and `useradd` lets every one of them make it, the last under
+/// another uid than the home was given. Each provisioner waits its turn on
+/// the host, so the home is hers as her user stands.
+#[tokio::test(flavor = "multi_thread")]
+async fn s6_1_provisioners_run_at_once_take_turns_on_the_host() {
+    let _host = one_provisioner_at_a_time().await;
+    e2e::require_root();
+    let h = Harness::start().await;
+    shell_deployment(&h);
+    let _ = Command::new("userdel").arg("cg-mira").output();
+    let loaded = h.loaded();
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..8).map(|_| s.spawn(|| provision(&loaded))).collect();
+        for run in runs {
+            run.join()
+                .expect("a provisioner's thread")
+                .expect("provisioned");
+        }
+    });
+    let mira = User::from_name("cg-mira")
+        .expect("lookup")
+        .expect("mira's OS user exists");
+    let home = owner_and_mode(&h.dir.path().join("homes/mira"));
+    assert_eq!(
+        (home.0, home.1),
+        (mira.uid.as_raw(), mira.gid.as_raw()),
+        "the home is owned by mira's user as it stands"
     );
 }
 
