@@ -128,8 +128,12 @@ fn private_files(path: &Path) -> Result<(), StoreError> {
 }
 
 /// The page cache each connection may grow to, in KiB (SQLite takes a
-/// negative `cache_size` as KiB): 32 MiB.
-const CACHE_SIZE_KIB: i64 = -32_768;
+/// negative `cache_size` as KiB): 8 MiB. It holds one plugin's 10,000
+/// clustered records, which SQLite's 2 MiB default reread from the OS on
+/// every scan; 32 MiB did too, but under the load test the cache kept
+/// filling as the store grew, 12–17% of the daemon's memory in the last
+/// five of ten minutes, which a leak would look like (docs/load.md).
+const CACHE_SIZE_KIB: i64 = -8_192;
 
 /// An open, migrated store. One per process: it is the sole writer.
 pub struct Store {
@@ -157,7 +161,8 @@ impl Store {
         // SQLite's default page cache is 2 MiB: a scan of a plugin's
         // collection of 10,000 records, or a conversation's search, touches
         // more, and rereads its pages from the OS on every query
-        // (docs/benchmarks.md). Pages are taken only as they are read.
+        // (docs/benchmarks.md). Pages are taken only as they are read, so
+        // the cache grows with the store up to its bound (docs/load.md).
         conn.pragma_update(None, "cache_size", CACHE_SIZE_KIB)
             .map_err(open_error)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
