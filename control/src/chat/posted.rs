@@ -57,7 +57,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_recorded_post_is_handed_on_once_whichever_copy_comes_first() {
+    fn s5_2_a_recorded_post_is_handed_on_once_whichever_copy_comes_first() {
         let posted = Posted::default();
         posted.expect("p1");
         assert!(posted.arrived("p1"), "the socket's copy hands it on");
@@ -72,7 +72,7 @@ mod tests {
     }
 
     #[test]
-    fn a_post_never_recorded_here_is_not_waiting() {
+    fn s5_2_a_post_never_recorded_here_is_not_waiting() {
         assert!(!Posted::default().arrived("someone-elses"));
     }
 }

@@ -470,39 +470,58 @@ async fn s5_2_a_drain_whose_window_cannot_reach_its_earliest_post_says_how_far_i
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_where_it_ended() {
-    let (h, _daemon) = running("debounce_window_ms = 0").await;
+/// cy's post starts @mira's turn, whose first answer (`first`) the model
+/// holds as "first"; bo's post then waits in the queue behind it (👀). The
+/// model answers the drain with "Drained answer." and then `then`. The
+/// channel and the moment before cy posted.
+async fn a_post_queued_behind_a_held_turn(
+    h: &e2e::Harness,
+    first: &str,
+    then: Vec<Scripted>,
+) -> (String, i64) {
     h.person("cy", &["research"]).await;
     h.person("bo", &["research"]).await;
     h.join("mira", "research").await;
     let research = h.channel("research").await.id;
-    h.model.sim.script(
-        "demo-model",
-        vec![
-            Scripted {
-                text: Some("First answer for cy.".into()),
-                hold: Some("first".into()),
-                ..Default::default()
-            },
-            reply("Drained answer."),
-        ],
-    );
+    let mut script = vec![
+        Scripted {
+            text: Some(first.into()),
+            hold: Some("first".into()),
+            ..Default::default()
+        },
+        reply("Drained answer."),
+    ];
+    script.extend(then);
+    h.model.sim.script("demo-model", script);
     let since = now_ms() - 1;
     h.say("cy", &research, "@mira first question").await;
-    e2e::scenario::completions_reach(&h, 1).await;
+    e2e::scenario::completions_reach(h, 1).await;
     let bo = h.say("bo", &research, "@mira a question from bo").await;
     h.wait_reaction(&bo.id, "mira", "eyes").await;
+    (research, since)
+}
+
+/// A request's last two window entries before the framework's message:
+/// the agent's own message, then the line after it.
+fn window_end(request: &serde_json::Value) -> (&serde_json::Value, &serde_json::Value) {
+    let messages = request["messages"].as_array().expect("messages");
+    let framework = framework_index(request);
+    (&messages[framework - 2], &messages[framework - 1])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_where_it_ended() {
+    let (h, _daemon) = running("debounce_window_ms = 0").await;
+    let (research, since) =
+        a_post_queued_behind_a_held_turn(&h, "First answer for cy.", vec![]).await;
     h.model.sim.release("first");
     h.wait_post(&research, "mira", "Drained answer", since)
         .await;
     let requests = turn_requests(&h);
     let drain = &requests[1];
-    let messages = drain["messages"].as_array().expect("messages");
-    let framework = framework_index(drain);
     // The window's last entry is the line marking where the previous turn
     // ended, right after the agent's own message (§5.2).
-    let marker = &messages[framework - 1];
+    let (own, marker) = window_end(drain);
     assert_eq!(marker["role"], "user", "{marker}");
     assert!(
         marker["content"]
@@ -510,7 +529,6 @@ async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_wher
             .is_some_and(|c| c.contains("Your previous turn in this channel ended")),
         "{marker}"
     );
-    let own = &messages[framework - 2];
     assert_eq!(own["role"], "assistant", "{own}");
     assert!(
         own["content"]
@@ -532,28 +550,13 @@ async fn s5_2_a_drains_window_ends_on_its_own_message_then_the_line_marking_wher
 #[tokio::test(flavor = "multi_thread")]
 async fn s5_2_a_drain_reads_the_reply_before_any_socket_delivered_it() {
     let (h, _daemon) = running("debounce_window_ms = 0").await;
-    h.person("cy", &["research"]).await;
-    h.person("bo", &["research"]).await;
-    h.join("mira", "research").await;
     h.join("theo", "research").await;
-    let research = h.channel("research").await.id;
-    h.model.sim.script(
-        "demo-model",
-        vec![
-            Scripted {
-                text: Some("First answer for cy. @theo please check it.".into()),
-                hold: Some("first".into()),
-                ..Default::default()
-            },
-            reply("Drained answer."),
-            reply("Checked, it holds."),
-        ],
-    );
-    let since = now_ms() - 1;
-    h.say("cy", &research, "@mira first question").await;
-    e2e::scenario::completions_reach(&h, 1).await;
-    let bo = h.say("bo", &research, "@mira a question from bo").await;
-    h.wait_reaction(&bo.id, "mira", "eyes").await;
+    let (research, since) = a_post_queued_behind_a_held_turn(
+        &h,
+        "First answer for cy. @theo please check it.",
+        vec![reply("Checked, it holds.")],
+    )
+    .await;
     // From here every bot's socket delivers each event 10 s late: the
     // reply reaches the process only as Mattermost's answer to its post.
     for bot in ["mira", "theo", e2e::triggers::SYSTEM_BOT] {
@@ -565,19 +568,18 @@ async fn s5_2_a_drain_reads_the_reply_before_any_socket_delivered_it() {
     let requests = turn_requests(&h);
     assert_eq!(requests.len(), 2, "theo has not been handed the reply yet");
     let drain = &requests[1];
-    let messages = drain["messages"].as_array().expect("messages");
-    let framework = framework_index(drain);
+    let (own, marker) = window_end(drain);
     assert!(
-        messages[framework - 1]["content"]
+        marker["content"]
             .as_str()
             .is_some_and(|c| c.contains("Your previous turn in this channel ended")),
-        "{messages:#?}"
+        "{drain:#?}"
     );
     assert!(
-        messages[framework - 2]["content"]
+        own["content"]
             .as_str()
             .is_some_and(|c| c.contains("First answer for cy.")),
-        "{messages:#?}"
+        "{drain:#?}"
     );
 
     // The late copy hands the reply on: theo answers it, once.
