@@ -4,7 +4,9 @@
 //! bodies, recorded provider streams, test PDFs) and from the project's own
 //! types otherwise (every declared tool schema, every framework tool's wire
 //! declaration, each Mattermost shape). Inputs the fuzzer found are kept
-//! beside them; `cargo fuzz cmin` then keeps the corpus small.
+//! beside them; `fuzz/cmin` then keeps the corpus small. `storage_query`'s
+//! seeds are written by hand: they are conditions against the harness's own
+//! collection schema, which no test's collection spells.
 
 use std::path::{Path, PathBuf};
 
